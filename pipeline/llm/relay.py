@@ -1,0 +1,56 @@
+"""Per-message Redis streams that carry a reply from the LLM job to the page.
+
+The job appends each delta as it arrives (XADD), then one `end` entry; the web
+process relays entries to the browser as server-sent events, starting from any
+entry id, so a reload resumes where the page was. A stop flag lets the user end
+a reply: the job checks it between chunks. Nothing secret goes in: text only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+TTL_S = 6 * 3600
+
+
+def stream_key(message_id: int) -> str:
+    return f"kstudio:chat:msg:{message_id}:stream"
+
+
+def stop_key(message_id: int) -> str:
+    return f"kstudio:chat:msg:{message_id}:stop"
+
+
+def publish_delta(r: Any, message_id: int, text: str) -> str:
+    key = stream_key(message_id)
+    entry_id = r.xadd(key, {"t": "delta", "d": text})
+    return entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
+
+
+def publish_end(r: Any, message_id: int, *, status: str, error: str = "") -> None:
+    key = stream_key(message_id)
+    pipe = r.pipeline()
+    pipe.xadd(key, {"t": "end", "status": status, "error": error})
+    pipe.expire(key, TTL_S)
+    pipe.execute()
+
+
+def request_stop(r: Any, message_id: int) -> None:
+    r.set(stop_key(message_id), "1", ex=TTL_S)
+
+
+def stop_requested(r: Any, message_id: int) -> bool:
+    return bool(r.exists(stop_key(message_id)))
+
+
+def read(r: Any, message_id: int, after: str = "0", block_ms: int = 15000,
+         count: int = 500) -> list[tuple[str, dict[str, str]]]:
+    """Entries after `after` (an entry id), waiting up to block_ms for one."""
+    res = r.xread({stream_key(message_id): after}, count=count, block=block_ms)
+    out: list[tuple[str, dict[str, str]]] = []
+    for _key, entries in res or []:
+        for entry_id, fields in entries:
+            eid = entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
+            out.append((eid, {(k.decode() if isinstance(k, bytes) else k):
+                              (v.decode() if isinstance(v, bytes) else v) for k, v in fields.items()}))
+    return out
