@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+from django.urls import NoReverseMatch, reverse
+
+from annotations.access import Capability, user_can
+
+# (label, url name, capability). Areas whose pages do not exist yet are skipped.
+NAV_ITEMS = [
+    ("Samples", "samples:list", Capability.READ),
+    ("Review", "review:queue", Capability.READ),
+    ("Runs", "runs:batches", Capability.ANNOTATE),
+    ("Import", "imports:list", Capability.ANNOTATE),
+    ("Extract", "extraction:list", Capability.ANNOTATE),
+    ("Exports", "exports:list", Capability.MAINTAIN),
+    ("Dashboard", "dashboard:index", Capability.MAINTAIN),
+    ("LLM", "llm:settings", Capability.MAINTAIN),
+]
+
+
+def navigation(request: HttpRequest) -> dict[str, Any]:
+    user = getattr(request, "user", None)
+    items = []
+    if user is not None and getattr(user, "role", ""):
+        for label, name, capability in NAV_ITEMS:
+            if not user_can(user, capability):
+                continue
+            try:
+                url = reverse(name)
+            except NoReverseMatch:
+                continue
+            items.append({"label": label, "url": url, "active": request.path.startswith(url) and url != "/"})
+    return {"nav_items": items}

@@ -1,0 +1,30 @@
+"""Kernel Studio's data model, one module per area (design.md "Domain")."""
+
+from annotations.models.chat import ChatMessage, ChatThread
+from annotations.models.export import ExportSnapshot
+from annotations.models.ingest import ImportBatch
+from annotations.models.review import AuditEvent, Comment, Review, ReviewAssignment
+from annotations.models.runs import Run, RunRevision, VerificationBatch
+from annotations.models.samples import Revision, RevisionKind, Sample, SampleStatus, Tag
+from annotations.models.users import Role, User
+
+__all__ = [
+    "AuditEvent",
+    "ChatMessage",
+    "ChatThread",
+    "Comment",
+    "ExportSnapshot",
+    "ImportBatch",
+    "Review",
+    "ReviewAssignment",
+    "Revision",
+    "RevisionKind",
+    "Role",
+    "Run",
+    "RunRevision",
+    "Sample",
+    "SampleStatus",
+    "Tag",
+    "User",
+    "VerificationBatch",
+]

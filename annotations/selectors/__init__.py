@@ -1,0 +1,1 @@
+"""All reads that are more than a one-line query."""

@@ -1,0 +1,1 @@
+"""All writes. Keyword-only functions named <entity>_<action> (HackSoft style)."""
