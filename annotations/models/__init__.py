@@ -3,6 +3,7 @@
 from annotations.models.chat import ChatMessage, ChatThread
 from annotations.models.export import ExportSnapshot
 from annotations.models.ingest import ImportBatch
+from annotations.models.llm import EndpointOverride, GenerationItem, GenerationJob, PreEvalAttempt
 from annotations.models.review import AuditEvent, Comment, Review, ReviewAssignment
 from annotations.models.runs import Run, RunRevision, VerificationBatch
 from annotations.models.samples import Revision, RevisionKind, Sample, SampleStatus, Tag
@@ -13,8 +14,12 @@ __all__ = [
     "ChatMessage",
     "ChatThread",
     "Comment",
+    "EndpointOverride",
     "ExportSnapshot",
+    "GenerationItem",
+    "GenerationJob",
     "ImportBatch",
+    "PreEvalAttempt",
     "Review",
     "ReviewAssignment",
     "Revision",
