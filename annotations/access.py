@@ -77,6 +77,14 @@ def role_required(capability: Capability) -> Callable[[Callable[..., Any]], Call
     return decorator
 
 
+def request_user(request: HttpRequest) -> User:
+    """The logged-in user of a view already guarded by `role_required`."""
+    user = request.user
+    if not isinstance(user, User):
+        raise Http404("Not found")
+    return user
+
+
 def get_sample_for_user(user: User, pk: int, capability: Capability = Capability.READ) -> Sample:
     """The sample, if this user may see it with this capability (404 / 403 otherwise)."""
     check_capability(user, capability)

@@ -23,7 +23,7 @@ NAV_ITEMS = [
 def navigation(request: HttpRequest) -> dict[str, Any]:
     user = getattr(request, "user", None)
     items = []
-    if user is not None and getattr(user, "role", ""):
+    if user is not None and user.is_authenticated and getattr(user, "role", None):
         for label, name, capability in NAV_ITEMS:
             if not user_can(user, capability):
                 continue

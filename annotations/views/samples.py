@@ -6,7 +6,7 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import path
 from django.views.decorators.http import require_GET
 
-from annotations.access import Capability, get_sample_for_user, role_required
+from annotations.access import Capability, get_sample_for_user, request_user, role_required
 from annotations.highlight import highlight_code
 from annotations.models import Revision
 from annotations.selectors import samples as selectors
@@ -20,7 +20,7 @@ def sample_list(request: HttpRequest) -> HttpResponse:
         query = selectors.parse_sample_query(request.GET.dict())
     except selectors.InvalidQuery as exc:
         return error_page(request, str(exc), status=400)
-    paginator = Paginator(selectors.sample_list(query, user=request.user), selectors.PAGE_SIZE)
+    paginator = Paginator(selectors.sample_list(query, user=request_user(request)), selectors.PAGE_SIZE)
     try:
         page = paginator.page(query.page)
     except EmptyPage:
@@ -47,7 +47,7 @@ def sample_list(request: HttpRequest) -> HttpResponse:
 @require_GET
 @role_required(Capability.READ)
 def sample_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    sample = get_sample_for_user(request.user, pk)
+    sample = get_sample_for_user(request_user(request), pk)
     current = selectors.current_revisions(sample)
     counts = selectors.revision_counts(sample)
     artifacts = []
@@ -72,7 +72,7 @@ def sample_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 @role_required(Capability.READ)
 def revision_history(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
-    sample = get_sample_for_user(request.user, pk)
+    sample = get_sample_for_user(request_user(request), pk)
     if kind not in selectors.RevisionKind.values:
         return error_page(request, f"Unknown artifact kind {kind[:40]!r}.", status=404)
     history = selectors.revision_history(sample, kind)
@@ -82,7 +82,7 @@ def revision_history(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
 @require_GET
 @role_required(Capability.READ)
 def revision_detail(request: HttpRequest, pk: int, rev_pk: int) -> HttpResponse:
-    sample = get_sample_for_user(request.user, pk)
+    sample = get_sample_for_user(request_user(request), pk)
     revision = get_object_or_404(Revision.objects.select_related("author", "parent"), pk=rev_pk, sample=sample)
     if request.GET.get("raw") == "1":
         response = HttpResponse(revision.content, content_type="text/plain; charset=utf-8")
