@@ -108,6 +108,28 @@ def libs_of(source: str, language: str) -> list[str]:
     return []
 
 
+_PYBIND_DEF = re.compile(r'\.def\(\s*"(\w+)"\s*,\s*&?\s*([\w:]+)')
+
+
+def _solution_entry_point(solution: str, entry_point: str, language: str) -> str:
+    """The function the code prompt shows.
+
+    A HIP/CUDA candidate often does not define the sample's entry point: a
+    Python wrapper adapts the extension's exported function to it
+    (docs/test-contract.md). The model then has to write that exported
+    function, so it becomes the row's entry point.
+    """
+    if language not in C_FAMILY_LANGUAGES:
+        return entry_point
+    if re.search(rf"\b{re.escape(entry_point)}\s*\(", solution):
+        return entry_point
+    exported = _PYBIND_DEF.findall(solution)
+    if not exported:
+        return entry_point  # code_prompt_for reports the missing definition
+    symbol = exported[0][1].split("::")[-1]
+    return symbol
+
+
 def build_row(item: ExportInput) -> dict[str, Any]:
     """Build the row, or raise RowError naming what is missing."""
     arts = item.artifacts
@@ -121,7 +143,7 @@ def build_row(item: ExportInput) -> dict[str, Any]:
         solution_kind, solution_language = "reference", item.reference_language
     else:
         raise RowError("neither a candidate nor a reference revision is covered by the approval")
-    entry_point = item.entry_point or item.kernel_name
+    sample_entry_point = entry_point = item.entry_point or item.kernel_name
     if not entry_point:
         raise RowError("the sample has no entry point")
     solution = arts[solution_kind].content
@@ -133,6 +155,7 @@ def build_row(item: ExportInput) -> dict[str, Any]:
             loaded = None  # a prose analysis adds nothing structured; the instruction still rules
         analysis = loaded if isinstance(loaded, dict) else None
     try:
+        entry_point = _solution_entry_point(solution, entry_point, solution_language)
         code_prompt = code_prompt_for(solution, entry_point=entry_point, language=solution_language)
         spec = spec_from_instruction(arts["instruction"].content, analysis)
         complete = complete_prompt(
@@ -163,6 +186,9 @@ def build_row(item: ExportInput) -> dict[str, Any]:
         "language": item.reference_language,
         "target": item.target_language,
         "solution_kind": solution_kind,
+        # The sample's own entry point (the name the test calls); `entry_point`
+        # above is the function the code prompt asks for.
+        "sample_entry_point": sample_entry_point,
         "reference": arts["reference"].content if "reference" in arts else None,
         "instruction": arts["instruction"].content,
         "artifacts": {kind: a.content for kind, a in sorted(arts.items()) if kind not in _NAMED_KINDS},

@@ -25,33 +25,52 @@ from pipeline.importers.records import (
     UnreadableInput,
 )
 
-FORMAT = "ks-export"
+NAME = "ks-export"
+LABEL = "Kernel Studio export snapshot (folder with manifest.json, or its dataset.jsonl)"
+ACCEPTS_DIRECTORY = True
+FORMAT = NAME
 SOURCE_LABEL = "import:ks-export"
+_ROW_MARK = b'"format":"kernelstudio-export-row/'
+
 _REQUIRED = ("task_id", "canonical_solution", "test", "entry_point", "language", "target", "instruction")
 _JSON_STRING_FIELDS = ("artifacts", "revisions", "verification", "provenance")
 
 
-def sniff(path: Path) -> bool:
-    """True when `path` looks like one of our snapshots (cheap: reads one line at most)."""
+def detect(path: Path, head_bytes: bytes) -> bool:
+    """A snapshot folder (its manifest says so) or a JSONL whose first row is one of ours."""
     path = Path(path)
     if path.is_dir():
         manifest = path / "manifest.json"
-        if not manifest.is_file():
-            return False
         try:
-            with open(manifest, encoding="utf-8") as fh:
+            with open(manifest, "rb") as fh:
                 head = fh.read(4096)
         except OSError:
             return False
-        return '"format": "kernelstudio-export/' in head
-    if path.suffix != ".jsonl" or not path.is_file():
-        return False
+        return b'"format": "kernelstudio-export/' in head
+    first_line = head_bytes.split(b"\n", 1)[0]
+    return _ROW_MARK in first_line
+
+
+def sniff(path: Path) -> bool:
+    """detect() for callers that have no head bytes at hand."""
+    path = Path(path)
+    if path.is_dir():
+        return detect(path, b"")
     try:
-        with open(path, encoding="utf-8") as fh:
-            first = fh.readline()
-    except (OSError, UnicodeDecodeError):
+        with open(path, "rb") as fh:
+            return detect(path, fh.read(1 << 16))
+    except OSError:
         return False
-    return '"format":"kernelstudio-export-row/' in first
+
+
+def input_size(path: Path) -> int:
+    """Bytes of the JSONL that parse() reads (progress is counted in those)."""
+    path = Path(path)
+    data = path / "dataset.jsonl" if path.is_dir() else path
+    try:
+        return data.stat().st_size
+    except OSError:
+        return 0
 
 
 def _data_file(path: Path) -> tuple[Path, str | None]:
@@ -93,7 +112,8 @@ def _check_sha(path: Path, expected: str) -> None:
 
 
 def _record(row: dict[str, Any], *, line: int, offset: int) -> ParsedRecord | RecordError:
-    task_id = row.get("task_id") if isinstance(row.get("task_id"), str) else ""
+    raw_id = row.get("task_id")
+    task_id: str = raw_id if isinstance(raw_id, str) else ""
     for key in _REQUIRED:
         if not isinstance(row.get(key), str) or (key != "test" and not row.get(key)):
             return RecordError(
@@ -160,7 +180,8 @@ def _record(row: dict[str, Any], *, line: int, offset: int) -> ParsedRecord | Re
     for kind in KINDS:  # a fixed order, so two imports of one row agree
         if kind not in contents:
             continue
-        meta = revisions.get(kind) if isinstance(revisions.get(kind), dict) else {}
+        raw_meta = revisions.get(kind)
+        meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
         expected = meta.get("sha256")
         if expected and hashlib.sha256(contents[kind].encode("utf-8")).hexdigest() != expected:
             return RecordError(
@@ -207,7 +228,7 @@ def _record(row: dict[str, Any], *, line: int, offset: int) -> ParsedRecord | Re
         task_id=task_id,
         source=source,
         kernel_name=kernel_name,
-        entry_point=row["entry_point"],
+        entry_point=str(row.get("sample_entry_point") or row["entry_point"]),
         reference_language=row["language"],
         target_language=row["target"],
         tags=list(tags),

@@ -124,18 +124,18 @@ def test_gold_file_names_never_escape_or_collide(tmp_path: Path) -> None:
 
 
 def test_sample_that_cannot_become_a_row_is_skipped_with_its_reason(tmp_path: Path) -> None:
-    bad = export_input("demo/zz-bad", 4, entry_point="missing_fn")
+    bad = export_input("demo/zz-bad", 4, candidate=False, entry_point="missing_fn")
     result = write_snapshot([*_items(), bad], tmp_path / "s", name="s", filters={})
     assert result.samples == 3
     assert result.skipped == [
         {
             "task_id": "demo/zz-bad",
-            "reason": "candidate (hip): entry point 'missing_fn' has no definition in the solution",
+            "reason": "reference (triton): entry point 'missing_fn' is not a top-level function of the solution",
         }
     ]
     manifest = json.loads(result.manifest_path.read_text(encoding="utf-8"))
     assert manifest["skipped"] == result.skipped and manifest["counts"]["skipped"] == 1
-    assert "`demo/zz-bad`: candidate (hip)" in (tmp_path / "s/README.md").read_text(encoding="utf-8")
+    assert "`demo/zz-bad`: reference (triton)" in (tmp_path / "s/README.md").read_text(encoding="utf-8")
 
 
 def test_unsorted_input_fails_and_leaves_nothing(tmp_path: Path) -> None:
@@ -169,3 +169,18 @@ def test_empty_selection_still_writes_a_valid_snapshot(tmp_path: Path) -> None:
     assert result.samples == 0
     assert (tmp_path / "s/dataset.jsonl").read_bytes() == b""
     assert verify_snapshot(tmp_path / "s") == []
+
+
+def test_hip_candidate_without_the_entry_point_uses_its_pybind_export(tmp_path: Path) -> None:
+    from tests.export.builders import art
+    from tests.export.kernels import HIP_CANDIDATE
+
+    source = HIP_CANDIDATE.replace("add_wrapper", "kernel_function")
+    item = export_input("demo/pybind", 1)
+    item = export_input(
+        "demo/pybind", 1, artifacts={**item.artifacts, "candidate": art(15, "candidate", source, "hip")}
+    )
+    write_snapshot([item], tmp_path / "s", name="s", filters={})
+    row = json.loads((tmp_path / "s/dataset.jsonl").read_text(encoding="utf-8"))
+    assert row["entry_point"] == "kernel_function" and row["sample_entry_point"] == "add_wrapper"
+    assert row["code_prompt"].endswith("torch::Tensor kernel_function(torch::Tensor x, torch::Tensor y) {\n")
