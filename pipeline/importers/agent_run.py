@@ -117,9 +117,10 @@ def parse(path: Path) -> Iterator[ParsedRecord | RecordError]:
     seen: set[str] = set()
 
     def build_one(obj: dict[str, Any], item: Item) -> ParsedRecord:
-        record = build(obj, item, stem=stem, jsonl=jsonl, mem=mem, mem_name=mem_path.name)
-        seen.add(obj["filename"])
-        return record
+        if isinstance(obj.get("filename"), str):
+            # Marked before building: a task refused for a bad field is not also an orphan mem entry.
+            seen.add(obj["filename"].strip())
+        return build(obj, item, stem=stem, jsonl=jsonl, mem=mem, mem_name=mem_path.name)
 
     yield from json_records(jsonl, expect="lines", build=build_one)
     if mem is not None:

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from pipeline.importers.records import UnreadableInput
 
@@ -62,17 +62,43 @@ class InputFile:
             raise UnreadableInput(f"cannot open {path.name}: {exc.strerror or exc}") from exc
         self.compressed = self._raw.read(2) == GZIP_MAGIC
         self._raw.seek(0)
-        self.stream: IO[bytes] = gzip.GzipFile(fileobj=self._raw, mode="rb") if self.compressed else self._raw
+        self.stream: IO[bytes] = (
+            cast(IO[bytes], gzip.GzipFile(fileobj=self._raw, mode="rb")) if self.compressed else self._raw
+        )
+        self._pending_error: UnreadableInput | None = None
 
     @property
     def position(self) -> int:
         return self._raw.tell()
 
     def read(self, size: int) -> bytes:
+        """Up to `size` bytes; on a damaged .gz, the bytes before the damage first, then the error."""
+        if self._pending_error is not None:
+            raise self._pending_error
+        if not self.compressed:
+            return self._raw.read(size)
+        parts: list[bytes] = []
+        got = 0
+        while got < size:
+            try:
+                data = self.stream.read1(size - got)  # type: ignore[attr-defined]
+            except (OSError, EOFError, gzip.BadGzipFile) as exc:
+                error = UnreadableInput(f"the compressed input is damaged: {exc}")
+                if not parts:
+                    raise error from exc
+                self._pending_error = error
+                break
+            if not data:
+                break
+            parts.append(data)
+            got += len(data)
+        return b"".join(parts)
+
+    def read1(self, size: int) -> bytes:
+        """At most one read from the file: returns the bytes before damage instead of losing them."""
         try:
-            return self.stream.read(size)
+            return self.stream.read1(size)  # type: ignore[attr-defined]
         except (OSError, EOFError, gzip.BadGzipFile) as exc:
-            # A truncated or corrupt .gz: what was read so far stays imported.
             raise UnreadableInput(f"the compressed input is damaged: {exc}") from exc
 
     def close(self) -> None:
@@ -89,11 +115,20 @@ class InputFile:
 
 def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
     """The first bytes of a file (decompressed), for format detection."""
+    parts: list[bytes] = []
+    got = 0
     with InputFile(path) as f:
-        try:
-            return f.read(size)
-        except UnreadableInput:
-            return b""
+        # Small reads, so a damaged .gz still shows what precedes the damage.
+        while got < size:
+            try:
+                data = f.read1(min(4096, size - got))
+            except UnreadableInput:
+                break
+            if not data:
+                break
+            parts.append(data)
+            got += len(data)
+    return b"".join(parts)
 
 
 def first_char(head: bytes) -> str:
@@ -237,6 +272,17 @@ def _maybe_incomplete(exc: json.JSONDecodeError, buf: str) -> bool:
 
 
 def iter_array(f: InputFile) -> Iterator[Item]:
+    index = 0
+    try:
+        for item in _iter_array(f):
+            index = item.index if item.index is not None else index
+            yield item
+    except UnreadableInput as exc:
+        # A damaged .gz in the middle: the elements before the damage are already out.
+        yield Item(error=f"{exc}; the rest of the file cannot be read", index=index + 1, byte_offset=f.position)
+
+
+def _iter_array(f: InputFile) -> Iterator[Item]:
     """Elements of a top-level JSON array, one at a time.
 
     A syntax error inside the array ends the reading (the elements after it
@@ -285,6 +331,13 @@ def iter_array(f: InputFile) -> Iterator[Item]:
 
 
 def iter_object(f: InputFile) -> Iterator[Item]:
+    try:
+        yield from _iter_object(f)
+    except UnreadableInput as exc:
+        yield Item(error=f"{exc}; the rest of the file cannot be read")
+
+
+def _iter_object(f: InputFile) -> Iterator[Item]:
     """Members of a top-level JSON object, one at a time, with each value's byte span."""
     ts = _TextStream(f)
     if ts.peek() != "{":
@@ -331,8 +384,7 @@ def iter_records(path: Path, *, expect: str) -> Iterator[Item]:
     (or the reverse) is read as what it is, after one error item that says so,
     so nothing is lost and the user learns the file is not what they said.
     """
-    with InputFile(path) as f:
-        head = f.read(HEAD_BYTES)
+    head = read_head(path)
     shape = "array" if first_char(head) == "[" else "lines"
     with InputFile(path) as f:
         if not head.strip():
