@@ -36,11 +36,6 @@ class Migration(migrations.Migration):
             name='generator',
             field=models.CharField(blank=True, max_length=64),
         ),
-        migrations.AddField(
-            model_name='exportsnapshot',
-            name='progress',
-            field=models.PositiveIntegerField(default=0),
-        ),
         # Django's recipe for a unique callable default: add nullable, fill each
         # existing row with its own uuid, then make it unique.
         migrations.AddField(

@@ -27,6 +27,7 @@ class ExportSnapshot(models.Model):
     filters = models.JSONField(default=dict, blank=True)
     layouts = models.JSONField(default=list, blank=True)
     state = models.CharField(max_length=12, choices=JobState.choices, default=JobState.QUEUED)
+    # Matching samples when queued; rows written once done.
     sample_count = models.PositiveIntegerField(default=0)
     # Approved samples that matched but could not become rows: [{"task_id", "reason"}].
     skipped = models.JSONField(default=list, blank=True)
@@ -38,7 +39,6 @@ class ExportSnapshot(models.Model):
     generator = models.CharField(max_length=64, blank=True)
     # Derived from the data (newest approval), as written into the manifest.
     data_created_at = models.CharField(max_length=40, blank=True)
-    progress = models.PositiveIntegerField(default=0)
     message = models.TextField(blank=True)
     rq_job_id = models.CharField(max_length=64, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
