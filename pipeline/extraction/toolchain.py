@@ -1,0 +1,92 @@
+"""Where the extractor finds clang's builtin headers and the GPU compilers.
+
+The `libclang` wheel ships libclang.so but not clang's resource directory
+(stddef.h, float.h, ...). Sources include those, so we look for a resource
+directory of any installed clang, and fall back to GCC's, which serves the
+same small set of headers well enough for parsing.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+SHIM_DIR = Path(__file__).resolve().parent / "shim"
+SHIM_INCLUDE_DIR = SHIM_DIR / "include"
+PRELUDE = SHIM_DIR / "ks_prelude.h"
+
+
+def _version_key(path: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", path))
+
+
+@functools.cache
+def builtin_include_dir() -> str | None:
+    """clang's (or failing that GCC's) builtin header directory, or None."""
+    explicit = os.environ.get("KS_CLANG_RESOURCE_INCLUDE")
+    if explicit and os.path.isfile(os.path.join(explicit, "stddef.h")):
+        return explicit
+    patterns = [
+        "/usr/lib/llvm-*/lib/clang/*/include",
+        "/usr/lib/clang/*/include",
+        "/usr/local/lib/clang/*/include",
+        "/opt/rocm*/llvm/lib/clang/*/include",
+        "/usr/lib/gcc/*/*/include",
+    ]
+    for pattern in patterns:
+        found = [d for d in glob.glob(pattern) if os.path.isfile(os.path.join(d, "stddef.h"))]
+        if found:
+            return max(found, key=_version_key)
+    return None
+
+
+@dataclass(frozen=True)
+class Compiler:
+    kind: str  # "nvcc" | "hipcc"
+    path: str
+    version: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind} {self.version}"
+
+
+def _probe(path: str, pattern: str) -> str:
+    try:
+        out = subprocess.run(
+            [path, "--version"], capture_output=True, text=True, timeout=30, check=False
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    match = re.search(pattern, out)
+    return match.group(1) if match else "unknown"
+
+
+@functools.cache
+def find_nvcc() -> Compiler | None:
+    candidates = [os.environ.get("KS_NVCC", ""), shutil.which("nvcc") or ""]
+    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if home:
+            candidates.append(os.path.join(home, "bin", "nvcc"))
+    for path in candidates:
+        if path and os.access(path, os.X_OK):
+            return Compiler("nvcc", path, _probe(path, r"release [\d.]+, V([\d.]+)"))
+    return None
+
+
+@functools.cache
+def find_hipcc() -> Compiler | None:
+    candidates = [os.environ.get("KS_HIPCC", ""), shutil.which("hipcc") or ""]
+    for home in (os.environ.get("ROCM_PATH"), "/opt/rocm"):
+        if home:
+            candidates.append(os.path.join(home, "bin", "hipcc"))
+    for path in candidates:
+        if path and os.access(path, os.X_OK):
+            return Compiler("hipcc", path, _probe(path, r"HIP version: ([\w.\-]+)"))
+    return None
