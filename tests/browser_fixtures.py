@@ -29,6 +29,7 @@ synchronous code, so DJANGO_ALLOW_ASYNC_UNSAFE is set while a browser is in use.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -94,10 +95,9 @@ def _instrument(page: Any) -> Any:
 
     def on_dialog(dialog: Any) -> None:
         page.dialogs.append(f"{dialog.type}: {dialog.message}")
-        try:
+        # The page may already be gone when the dialog is dismissed.
+        with contextlib.suppress(Exception):
             dialog.dismiss()
-        except Exception:  # noqa: BLE001 - the page may already be gone
-            pass
 
     page.on("dialog", on_dialog)
     return page
