@@ -12,7 +12,10 @@ EXPORT_JOB_TIMEOUT_S = 3600
 
 def enqueue_export(snapshot_id: int) -> str:
     job = django_rq.get_queue(QUEUE).enqueue(
-        export_snapshot, snapshot_id, job_timeout=EXPORT_JOB_TIMEOUT_S, description=f"export snapshot {snapshot_id}"
+        export_snapshot,
+        snapshot_id,
+        job_timeout=EXPORT_JOB_TIMEOUT_S,
+        description=f"export snapshot {snapshot_id}",
     )
     return str(job.id)
 

@@ -97,8 +97,15 @@ def _choice(data: Mapping[str, Any], key: str, choices: list[str]) -> str:
 def parse_export_filters(data: Mapping[str, Any]) -> ExportFilters:
     """From form or command-line values (strings; tags comma-separated or a list)."""
     known = {
-        "tags", "language", "target", "backend", "difficulty_min", "difficulty_max", "min_reviewers",
-        "approved_since", "approved_until",
+        "tags",
+        "language",
+        "target",
+        "backend",
+        "difficulty_min",
+        "difficulty_max",
+        "min_reviewers",
+        "approved_since",
+        "approved_until",
     }
     unknown = sorted(set(data) - known)
     if unknown:
@@ -174,7 +181,9 @@ def approved_samples(filters: ExportFilters) -> QuerySet[Sample]:
             start = dt.datetime.combine(filters.approved_since, dt.time.min, tzinfo=dt.UTC)
             qs = qs.filter(approved_at__gte=start)
         if filters.approved_until:
-            end = dt.datetime.combine(filters.approved_until + dt.timedelta(days=1), dt.time.min, tzinfo=dt.UTC)
+            end = dt.datetime.combine(
+                filters.approved_until + dt.timedelta(days=1), dt.time.min, tzinfo=dt.UTC
+            )
             qs = qs.filter(approved_at__lt=end)
     return qs.distinct().order_by(_byte_order("task_id"))
 
@@ -188,8 +197,15 @@ def _iso(value: dt.datetime | None) -> str:
 
 
 _SAMPLE_FIELDS = (
-    "pk", "task_id", "entry_point", "kernel_name", "reference_language", "target_language", "source",
-    "provenance", "difficulty",
+    "pk",
+    "task_id",
+    "entry_point",
+    "kernel_name",
+    "reference_language",
+    "target_language",
+    "source",
+    "provenance",
+    "difficulty",
 )
 
 
@@ -236,8 +252,20 @@ def _chunk_inputs(rows: list[dict[str, Any]]) -> Iterator[ExportInput]:
     runs = {
         r["id"]: r
         for r in Run.objects.filter(pk__in=run_ids).values(
-            "id", "public_id", "backend", "device", "emulated", "status", "call_ok", "exe_ok", "perf_ok",
-            "speedup", "speedup_flagged", "toolchain", "caveats", "finished_at",
+            "id",
+            "public_id",
+            "backend",
+            "device",
+            "emulated",
+            "status",
+            "call_ok",
+            "exe_ok",
+            "perf_ok",
+            "speedup",
+            "speedup_flagged",
+            "toolchain",
+            "caveats",
+            "finished_at",
         )
     }
     tags: dict[int, list[str]] = defaultdict(list)
@@ -265,7 +293,10 @@ def _chunk_inputs(rows: list[dict[str, Any]]) -> Iterator[ExportInput]:
                 if rev["seq"] > best_seq.get(rev["kind"], 0):
                     best_seq[rev["kind"]] = rev["seq"]
                     artifacts[rev["kind"]] = ArtifactData(
-                        revision_id=rev["id"], kind=rev["kind"], content=rev["content"], sha256=rev["sha256"],
+                        revision_id=rev["id"],
+                        kind=rev["kind"],
+                        content=rev["content"],
+                        sha256=rev["sha256"],
                         language=rev["language"],
                     )
         run = next((runs[a["run_id"]] for a in mine if a["run_id"] in runs), None)

@@ -105,7 +105,9 @@ def _write(filters: ExportFilters, out_dir: Path, *, name: str, layouts: list[st
     outermost = not connection.in_atomic_block
     with transaction.atomic():
         _consistent_read(outermost=outermost)
-        return write_snapshot(export_inputs(filters), out_dir, name=name, filters=filters.as_dict(), layouts=layouts)
+        return write_snapshot(
+            export_inputs(filters), out_dir, name=name, filters=filters.as_dict(), layouts=layouts
+        )
 
 
 def export_run(*, snapshot_id: int) -> ExportSnapshot | None:
@@ -129,7 +131,8 @@ def export_run(*, snapshot_id: int) -> ExportSnapshot | None:
     except Exception as exc:
         # Anything else is a bug, but the snapshot must not stay "running" forever.
         ExportSnapshot.objects.filter(pk=snapshot_id, state=JobState.RUNNING).update(
-            state=JobState.FAILED, message=f"internal error ({type(exc).__name__}); see the worker log",
+            state=JobState.FAILED,
+            message=f"internal error ({type(exc).__name__}); see the worker log",
             finished_at=timezone.now(),
         )
         raise

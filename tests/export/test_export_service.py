@@ -14,7 +14,6 @@ from annotations.models.export import ImmutableSnapshotError
 from annotations.models.ingest import JobState
 from annotations.selectors.exports import InvalidFilters, export_inputs, parse_export_filters
 from annotations.services.exports import ExportRequestError, export_create, export_run, export_to_directory
-from annotations.services.samples import sample_set_tags
 from pipeline.export.writer import verify_snapshot
 from tests.export.approved import add_revision, approve, approved_sample
 from tests.export.kernels import HIP_CANDIDATE
@@ -24,7 +23,9 @@ pytestmark = pytest.mark.django_db
 
 
 def _rows(directory: Path) -> list[dict]:
-    return [json.loads(line) for line in (directory / "dataset.jsonl").read_text(encoding="utf-8").splitlines()]
+    return [
+        json.loads(line) for line in (directory / "dataset.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
 
 
 def _tree(root: Path) -> dict[str, bytes]:
@@ -37,35 +38,43 @@ def test_only_approved_samples_with_a_valid_approval(reviewer, tmp_path: Path) -
     stale = approved_sample("k/stale", reviewer)
     # A new candidate makes the approval stale and sends the sample back to review.
     add_revision(stale, "candidate", HIP_CANDIDATE + "// tweak\n", author=reviewer)
+    rejected = make_sample("k/rejected", kinds={"reference": "x = 1\n"})
+    assert rejected.status == "draft"
     result = export_to_directory(out_dir=tmp_path / "s", filters={}, name="t")
     assert [r["task_id"] for r in _rows(tmp_path / "s")] == ["k/approved"]
     assert result.samples == 1
 
 
 def test_exports_the_covered_revisions_not_the_newest(reviewer, tmp_path: Path) -> None:
-    sample = approved_sample("k/a", reviewer, kinds={
-        "reference": __import__("tests.export.kernels", fromlist=["x"]).TRITON_REFERENCE,
-        "instruction": "Add x and y.\n\nReturns:\ntorch.Tensor: x + y",
-        "candidate": HIP_CANDIDATE,
-        "test": "result_gold = {}\n",
-        "note": "first note",
-    })
-    # Notes do not invalidate approvals, so this one is newer than what was approved.
-    add_revision(sample, "note", "second note, written after approval", author=reviewer)
+    sample = approved_sample("k/a", reviewer)
+    # A note does not invalidate the approval, but it is not what was reviewed either.
+    add_revision(sample, "note", "written after approval", author=reviewer)
     export_to_directory(out_dir=tmp_path / "s", filters={}, name="t")
     row = _rows(tmp_path / "s")[0]
-    assert row["artifacts"] == {"note": "first note"}
-    covered = {r.kind: r.pk for r in sample.reviews.get().revisions.all()}
+    assert row["artifacts"] == {}
+    review = sample.reviews.get()
+    covered = {r.kind: r.pk for r in review.revisions.all()}
+    assert set(covered) == {"reference", "instruction", "candidate", "test"}
     assert {k: v["id"] for k, v in row["revisions"].items()} == covered
     assert row["verification"]["backend"] == "cuda" and row["verification"]["speedup"] == 1.25
+    assert row["verification"]["run_id"] == str(review.run.public_id)
     assert row["reviewers"] == ["bob"]
 
 
-def test_same_database_state_gives_byte_identical_snapshots(reviewer, reviewer2, tmp_path: Path) -> None:
+def test_second_approval_adds_a_reviewer(reviewer, reviewer2, settings, tmp_path: Path) -> None:
+    settings.REVIEW_REQUIRED_APPROVALS = 2
+    sample = approved_sample("k/two", reviewer)
+    assert sample.status == "in_review"  # one of two approvals: not exported yet
+    assert export_to_directory(out_dir=tmp_path / "one", filters={}, name="t").samples == 0
+    approve(sample, reviewer2)
+    export_to_directory(out_dir=tmp_path / "two", filters={}, name="t")
+    row = _rows(tmp_path / "two")[0]
+    assert row["reviewers"] == ["bea", "bob"] and row["reviewer_count"] == 2
+
+
+def test_same_database_state_gives_byte_identical_snapshots(reviewer, tmp_path: Path) -> None:
     for i in range(5):
-        s = approved_sample(f"k/{i:02d}", reviewer, tags=["b", "a"], difficulty=i)
-        if i % 2:
-            approve(s, reviewer2)
+        approved_sample(f"k/{i:02d}", reviewer, tags=["b", "a"], difficulty=i)
     export_to_directory(out_dir=tmp_path / "one", filters={}, layouts=["hf", "tritonbench"], name="t")
     export_to_directory(out_dir=tmp_path / "two", filters={}, layouts=["tritonbench", "hf"], name="t")
     assert _tree(tmp_path / "one") == _tree(tmp_path / "two")
@@ -80,15 +89,26 @@ def test_task_id_order_is_byte_order_on_every_database(reviewer, tmp_path: Path)
     assert [r["task_id"] for r in _rows(tmp_path / "s")] == sorted(["a_b", "a-b", "B", "a", "é"])
 
 
-def test_filters(reviewer, reviewer2, tmp_path: Path) -> None:
+def test_filters(reviewer, reviewer2, settings, tmp_path: Path) -> None:
     old = dt.datetime(2026, 1, 10, 12, tzinfo=dt.UTC)
     new = dt.datetime(2026, 6, 1, 12, tzinfo=dt.UTC)
     approved_sample("f/1", reviewer, tags=["gemm"], difficulty=1, at=old)
+    settings.REVIEW_REQUIRED_APPROVALS = 2
     s2 = approved_sample("f/2", reviewer, tags=["gemm", "fp16"], difficulty=4, at=new, backend="rocm")
     approve(s2, reviewer2, backend="rocm", at=new)
-    approved_sample("f/3", reviewer, target_language="cuda", difficulty=3, at=new,
-                    kinds={"reference": "import torch\n\ndef add_wrapper(x):\n    return x\n",
-                           "instruction": "Copy x.", "test": "result_gold = {}\n"})
+    settings.REVIEW_REQUIRED_APPROVALS = 1
+    approved_sample(
+        "f/3",
+        reviewer,
+        target_language="cuda",
+        difficulty=3,
+        at=new,
+        kinds={
+            "reference": "import torch\n\ndef add_wrapper(x):\n    return x\n",
+            "instruction": "Copy x.",
+            "test": "result_gold = {}\n",
+        },
+    )
 
     def ids(**filters: str) -> list[str]:
         return [i.task_id for i in export_inputs(parse_export_filters(filters))]
@@ -122,8 +142,9 @@ def test_bad_filters_are_refused_with_the_filter_named(filters: dict, message: s
         parse_export_filters(filters)
 
 
-def test_snapshot_lifecycle_and_immutability(reviewer, maintainer, settings, tmp_path: Path,
-                                             django_capture_on_commit_callbacks) -> None:
+def test_snapshot_lifecycle_and_immutability(
+    reviewer, maintainer, settings, tmp_path: Path, django_capture_on_commit_callbacks
+) -> None:
     settings.DATA_DIR = tmp_path
     approved_sample("k/1", reviewer)
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
@@ -133,7 +154,12 @@ def test_snapshot_lifecycle_and_immutability(reviewer, maintainer, settings, tmp
     done = export_run(snapshot_id=snapshot.pk)
     assert done is not None and done.state == JobState.DONE
     assert Path(done.directory) == tmp_path / "exports" / str(done.public_id)
-    assert [f["path"] for f in done.files] == ["README.md", "dataset.jsonl", "hf/README.md", "hf/data/train.jsonl"]
+    assert [f["path"] for f in done.files] == [
+        "README.md",
+        "dataset.jsonl",
+        "hf/README.md",
+        "hf/data/train.jsonl",
+    ]
     assert verify_snapshot(Path(done.directory)) == []
     manifest = json.loads((Path(done.directory) / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["filters"] == {"target": "hip"}
@@ -170,7 +196,9 @@ def test_request_errors(maintainer) -> None:
     assert not ExportSnapshot.objects.exists()
 
 
-def test_queries_per_chunk_do_not_grow_with_samples(reviewer, tmp_path: Path, django_assert_max_num_queries) -> None:
+def test_queries_per_chunk_do_not_grow_with_samples(
+    reviewer, tmp_path: Path, django_assert_max_num_queries
+) -> None:
     for i in range(12):
         approved_sample(f"q/{i:02d}", reviewer, tags=["t"])
     # 1 sample query + 5 per chunk of 500 (approvals, covered, revisions, runs, tags) + savepoints.

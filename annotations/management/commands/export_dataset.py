@@ -18,14 +18,23 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--out", required=True, type=Path, help="a folder that does not exist yet, or is empty")
+        parser.add_argument(
+            "--out", required=True, type=Path, help="a folder that does not exist yet, or is empty"
+        )
         parser.add_argument("--name", default="Kernel Studio dataset", help="title of the dataset card")
-        parser.add_argument("--layout", action="append", default=[], choices=LAYOUTS,
-                            help="extra layout, repeatable: hf (loads with `datasets`), tritonbench (gold files)")
+        parser.add_argument(
+            "--layout",
+            action="append",
+            default=[],
+            choices=LAYOUTS,
+            help="extra layout, repeatable: hf (loads with `datasets`), tritonbench (gold files)",
+        )
         parser.add_argument("--tags", default="", help="comma-separated; a sample must have all of them")
         parser.add_argument("--language", default="", help="reference language (triton, cuda, hip, ...)")
         parser.add_argument("--target", default="", help="target language")
-        parser.add_argument("--backend", default="", help="only samples whose approving run passed on this backend")
+        parser.add_argument(
+            "--backend", default="", help="only samples whose approving run passed on this backend"
+        )
         parser.add_argument("--difficulty-min", default="")
         parser.add_argument("--difficulty-max", default="")
         parser.add_argument("--min-reviewers", default="", help="distinct approving reviewers at least")
@@ -35,8 +44,17 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         filters = {
             key: options[key]
-            for key in ("tags", "language", "target", "backend", "difficulty_min", "difficulty_max",
-                        "min_reviewers", "approved_since", "approved_until")
+            for key in (
+                "tags",
+                "language",
+                "target",
+                "backend",
+                "difficulty_min",
+                "difficulty_max",
+                "min_reviewers",
+                "approved_since",
+                "approved_until",
+            )
             if options[key]
         }
         try:
