@@ -231,12 +231,13 @@ def _verification(run: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 def _chunk_inputs(rows: list[dict[str, Any]]) -> Iterator[ExportInput]:
     ids = [row["pk"] for row in rows]
-    approvals = list(
-        _valid_approvals()
+    approvals: list[dict[str, Any]] = [
+        dict(a)
+        for a in _valid_approvals()
         .filter(sample_id__in=ids)
         .order_by("sample_id", "-created_at", "-id")
         .values("id", "sample_id", "reviewer__username", "created_at", "run_id")
-    )
+    ]
     covered = list(
         Review.revisions.through.objects.filter(review_id__in=[a["id"] for a in approvals]).values_list(
             "review_id", "revision_id"
