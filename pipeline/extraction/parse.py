@@ -231,8 +231,8 @@ class _Analysis:
         self.macro_def_by_pos: dict[tuple[str, int], _MacroDef] = {}
         # file -> [(start, end, name, def position)]
         self.macro_uses: dict[str, list[tuple[int, int, str, tuple[str, int] | None]]] = {}
-        # file -> [(spelling, resolved file or None)]
-        self.includes: dict[str, list[tuple[str, str | None]]] = {}
+        # file -> [(spelling, resolved file or None, angled)]
+        self.includes: dict[str, list[tuple[str, str | None, bool]]] = {}
         self.seq = 0
         self.file_objs: dict[str, ci.File] = {}
 
@@ -307,8 +307,17 @@ class _Analysis:
                     (c.extent.start.offset, c.extent.end.offset, c.spelling, pos)
                 )
             elif kind == CK.INCLUSION_DIRECTIVE:
-                inc = c.get_included_file()
-                self.includes.setdefault(file, []).append((c.spelling, self.norm(inc.name) if inc else None))
+                try:
+                    inc = c.get_included_file()
+                except AssertionError:  # the bindings assert on an unresolved include
+                    inc = None
+                # Only <angled> includes can come from a toolkit; a "quoted" one that is
+                # not in the tree is a project header we do not have.
+                directive = self.slice(file, c.extent.start.offset, c.extent.end.offset)
+                angled = "<" in directive
+                self.includes.setdefault(file, []).append(
+                    (c.spelling, self.norm(inc.name) if inc else None, angled)
+                )
             elif kind in (CK.NAMESPACE, CK.LINKAGE_SPEC, CK.UNEXPOSED_DECL):
                 self._scan_scope(c)
             else:
@@ -342,7 +351,7 @@ class _Analysis:
                 {
                     _rel(self.config, inc)
                     for incs in self.includes.values()
-                    for _, inc in incs
+                    for _, inc, _angled in incs
                     if inc and inc in self.config.corpus_files
                 }
             ),
@@ -444,7 +453,7 @@ class _Analysis:
             return "hip"
         main = self.norm(self.path) or ""
         for f in (file, main):
-            for spelling, _ in self.includes.get(f, []):
+            for spelling, _, _angled in self.includes.get(f, []):
                 if spelling.startswith("hip/"):
                     return "hip"
         return "cuda"
@@ -870,8 +879,8 @@ class _Deps:
     def system_includes(self) -> list[str]:
         out: list[str] = []
         for f in sorted(self.files):
-            for spelling, resolved in self.a.includes.get(f, []):
-                if resolved is not None and resolved in self.a.config.corpus_files:
+            for spelling, resolved, angled in self.a.includes.get(f, []):
+                if not angled or (resolved is not None and resolved in self.a.config.corpus_files):
                     continue
                 if FRAMEWORK_INCLUDE.search(spelling) or spelling in IMPLICIT_INCLUDES:
                     continue

@@ -70,6 +70,9 @@ def _probe(path: str, pattern: str) -> str:
 
 @functools.cache
 def find_nvcc() -> Compiler | None:
+    """nvcc from KS_NVCC (a path, or "none" to skip the check), PATH, CUDA_HOME/CUDA_PATH."""
+    if os.environ.get("KS_NVCC", "").lower() == "none":
+        return None
     candidates = [os.environ.get("KS_NVCC", ""), shutil.which("nvcc") or ""]
     for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
         if home:
@@ -82,6 +85,9 @@ def find_nvcc() -> Compiler | None:
 
 @functools.cache
 def find_hipcc() -> Compiler | None:
+    """hipcc from KS_HIPCC (a path, or "none" to skip the check), PATH, ROCM_PATH."""
+    if os.environ.get("KS_HIPCC", "").lower() == "none":
+        return None
     candidates = [os.environ.get("KS_HIPCC", ""), shutil.which("hipcc") or ""]
     for home in (os.environ.get("ROCM_PATH"), "/opt/rocm"):
         if home:
