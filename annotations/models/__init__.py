@@ -2,6 +2,7 @@
 
 from annotations.models.chat import ChatMessage, ChatThread
 from annotations.models.export import ExportSnapshot
+from annotations.models.extraction import ExtractedKernel, KernelExtraction
 from annotations.models.ingest import ImportBatch
 from annotations.models.llm import EndpointOverride, GenerationItem, GenerationJob, PreEvalAttempt
 from annotations.models.review import AuditEvent, Comment, Review, ReviewAssignment
@@ -16,9 +17,11 @@ __all__ = [
     "Comment",
     "EndpointOverride",
     "ExportSnapshot",
+    "ExtractedKernel",
     "GenerationItem",
     "GenerationJob",
     "ImportBatch",
+    "KernelExtraction",
     "PreEvalAttempt",
     "Review",
     "ReviewAssignment",
