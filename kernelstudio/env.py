@@ -151,3 +151,22 @@ def redis_url_checked(url: str) -> str:
     if parts.scheme not in {"redis", "rediss", "unix"}:
         raise ImproperlyConfigured(f"REDIS_URL: unsupported scheme {parts.scheme!r} (use redis://host:port/db)")
     return url
+
+
+def env_dirs(name: str, *, sep: str = ":") -> list[Path]:
+    """Colon-separated absolute paths of existing directories (PATH-style); empty when unset."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return []
+    dirs: list[Path] = []
+    for part in raw.split(sep):
+        part = part.strip()
+        if not part:
+            continue
+        path = Path(part)
+        if not path.is_absolute():
+            raise ImproperlyConfigured(f"{name}: {part!r} is not an absolute path")
+        if not path.is_dir():
+            raise ImproperlyConfigured(f"{name}: {part!r} is not an existing directory")
+        dirs.append(path.resolve())
+    return dirs

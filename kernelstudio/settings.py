@@ -10,6 +10,7 @@ from pathlib import Path
 from kernelstudio.env import (
     database_from_url,
     env_bool,
+    env_dirs,
     env_float,
     env_int,
     env_list,
@@ -138,6 +139,12 @@ LLM_PREEVAL_API_KEY = env_secret("LLM_PREEVAL_API_KEY")
 # --- Review ------------------------------------------------------------------
 # How many approving reviews a sample needs (1 or the two-reviewer policy).
 REVIEW_REQUIRED_APPROVALS = env_int("REVIEW_REQUIRED_APPROVALS", 1, minimum=1, maximum=2)
+
+# --- Kernel extraction ---------------------------------------------------------
+# Server directories a maintainer may extract kernels from (colon-separated
+# absolute paths, like PATH); the page offers only directories inside them.
+EXTRACTION_ROOTS = env_dirs("EXTRACTION_ROOTS")
+EXTRACTION_MAX_UPLOAD_BYTES = env_int("EXTRACTION_MAX_UPLOAD_BYTES", 200 * 1024 * 1024, minimum=1024)
 
 LOGGING = {
     "version": 1,
