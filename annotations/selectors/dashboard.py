@@ -162,14 +162,15 @@ def review_throughput(weeks: int = WEEKS, now: dt.datetime | None = None) -> tup
 
 def waiting_longest(limit: int = WAITING_LIMIT) -> list[dict[str, Any]]:
     """Samples in review, longest-waiting first (since they last entered review)."""
-    return list(
-        Sample.objects.filter(status=SampleStatus.IN_REVIEW)
+    return [
+        dict(row)
+        for row in Sample.objects.filter(status=SampleStatus.IN_REVIEW)
         .annotate(
             since=Max("audit_events__created_at", filter=Q(audit_events__to_state=SampleStatus.IN_REVIEW)),
         )
         .order_by("since", "updated_at", "pk")
         .values("pk", "task_id", "since", "updated_at", "assignee__username")[:limit]
-    )
+    ]
 
 
 def oldest_in_review() -> dt.datetime | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from django.contrib import messages
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, StreamingHttpResponse
@@ -36,6 +36,11 @@ FILTER_FIELDS = (
 LIST_LIMIT = 100
 
 
+def _user(request: HttpRequest) -> User:
+    # role_required has already turned anonymous users away.
+    return cast(User, request.user)
+
+
 def get_snapshot_for_user(user: User, pk: int) -> ExportSnapshot:
     """404 for outsiders, 403 for roles that cannot maintain, 404 for unknown ids."""
     check_capability(user, Capability.MAINTAIN)
@@ -63,7 +68,7 @@ def export_list(request: HttpRequest) -> HttpResponse:
     layouts = request.POST.getlist("layout")
     filters = {key: values[key] for key in FILTER_FIELDS if values[key]}
     try:
-        snapshot = export_create(name=values["name"], filters=filters, layouts=layouts, actor=request.user)
+        snapshot = export_create(name=values["name"], filters=filters, layouts=layouts, actor=_user(request))
     except ExportRequestError as exc:
         return render(request, "exports/list.html", _form_context(values, layouts, str(exc)), status=400)
     messages.success(
@@ -75,7 +80,7 @@ def export_list(request: HttpRequest) -> HttpResponse:
 @require_GET
 @role_required(Capability.MAINTAIN)
 def export_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    snapshot = get_snapshot_for_user(request.user, pk)
+    snapshot = get_snapshot_for_user(_user(request), pk)
     context = {
         "snapshot": snapshot,
         "finished": snapshot.is_finished,
@@ -103,7 +108,7 @@ def _snapshot_file(snapshot: ExportSnapshot, relpath: str) -> Path:
 @require_GET
 @role_required(Capability.MAINTAIN)
 def export_file(request: HttpRequest, pk: int, relpath: str) -> FileResponse:
-    snapshot = get_snapshot_for_user(request.user, pk)
+    snapshot = get_snapshot_for_user(_user(request), pk)
     target = _snapshot_file(snapshot, relpath)
     content_type = "application/json" if target.suffix == ".json" else "text/plain; charset=utf-8"
     if target.suffix == ".jsonl":
@@ -148,7 +153,7 @@ def _tar_stream(snapshot: ExportSnapshot) -> Iterator[bytes]:
 @require_GET
 @role_required(Capability.MAINTAIN)
 def export_archive(request: HttpRequest, pk: int) -> StreamingHttpResponse:
-    snapshot = get_snapshot_for_user(request.user, pk)
+    snapshot = get_snapshot_for_user(_user(request), pk)
     if snapshot.state != JobState.DONE:
         raise Http404("This snapshot has no files yet.")
     response = StreamingHttpResponse(_tar_stream(snapshot), content_type="application/x-tar")
