@@ -81,8 +81,9 @@ class ExtractedKernel(models.Model):
     # The extractor's whole record for this kernel (see docs/extraction.md).
     data = models.JSONField(default=dict)
     task_id = models.CharField(max_length=255)
-    sample = models.ForeignKey("annotations.Sample", null=True, blank=True, on_delete=models.SET_NULL,
-                               related_name="extracted_from")
+    sample = models.ForeignKey(
+        "annotations.Sample", null=True, blank=True, on_delete=models.SET_NULL, related_name="extracted_from"
+    )
 
     class Meta:
         ordering = ["file", "start_line", "name"]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ctypes
 import functools
-from collections.abc import Iterator
 
 import clang.cindex as ci
 
@@ -61,15 +60,46 @@ def children(cursor: ci.Cursor) -> list[ci.Cursor]:
     return list(cursor.get_children())
 
 
-def walk(cursor: ci.Cursor) -> Iterator[ci.Cursor]:
-    """Pre-order walk without recursion limits."""
-    stack = [cursor]
-    while stack:
-        node = stack.pop()
-        yield node
-        kids = list(node.get_children())
-        kids.reverse()
-        stack.extend(kids)
+_RECURSE = 2
+_CONTINUE = 1
+
+
+def walk(cursor: ci.Cursor) -> list[ci.Cursor]:
+    """Pre-order list of `cursor` and everything below it.
+
+    One clang_visitChildren with a recursing visitor: several times faster than
+    calling get_children() on every node, which is what dominated extraction.
+    """
+    tu = cursor._tu
+    out = [cursor]
+
+    def visitor(child: ci.Cursor, _parent: ci.Cursor, _data: object) -> int:
+        child._tu = tu
+        out.append(child)
+        return _RECURSE
+
+    ci.conf.lib.clang_visitChildren(cursor, ci.callbacks["cursor_visit"](visitor), None)
+    return out
+
+
+def non_system_children(cursor: ci.Cursor) -> list[ci.Cursor]:
+    """Direct children that are not in a system header (the prelude, libc, the STL).
+
+    The check happens inside the visitor, so the thousands of declarations of
+    the prelude and the C library cost one cheap call each.
+    """
+    tu = cursor._tu
+    lib = ci.conf.lib
+    out: list[ci.Cursor] = []
+
+    def visitor(child: ci.Cursor, _parent: ci.Cursor, _data: object) -> int:
+        if not lib.clang_Location_isInSystemHeader(lib.clang_getCursorLocation(child)):
+            child._tu = tu
+            out.append(child)
+        return _CONTINUE
+
+    lib.clang_visitChildren(cursor, ci.callbacks["cursor_visit"](visitor), None)
+    return out
 
 
 def overloaded_decls(cursor: ci.Cursor) -> list[ci.Cursor]:

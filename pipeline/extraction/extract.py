@@ -135,12 +135,13 @@ def extract_source(path: Path, options: ExtractOptions, *, name: str | None = No
 def _parse_all(
     root: Path, files: list[Path], stub_dir: str, options: ExtractOptions
 ) -> tuple[list[dict[str, Any]], list[FileProblem], float]:
-    from pipeline.extraction.parse import ParseConfig
+    from pipeline.extraction.parse import ParseConfig, build_prelude_pch
 
     started = time.perf_counter()
     corpus = frozenset(os.path.normpath(str(f)) for f in files)
     include_dirs = sorted({os.path.dirname(f) for f in corpus if f.lower().endswith(HEADER_SUFFIXES)})
     config = ParseConfig(root=str(root), corpus_files=corpus, include_dirs=include_dirs, stub_dir=stub_dir)
+    config.prelude_pch = build_prelude_pch(config, os.path.join(os.path.dirname(stub_dir), "prelude.pch"))
     sources = [str(f) for f in files if not str(f).lower().endswith(HEADER_SUFFIXES)]
     headers = [str(f) for f in files if str(f).lower().endswith(HEADER_SUFFIXES)]
     total = len(files)
