@@ -61,10 +61,8 @@ def _lock(sample_id: int) -> Sample:
 def _check_seen(sample: Sample, *, seen_status: str | None, seen_revision_count: int | None) -> None:
     changes = []
     if seen_status is not None and sample.status != seen_status:
-        changes.append(
-            f"its status is now {SampleStatus(sample.status).label.lower()} "
-            f"(it was {SampleStatus(seen_status).label.lower() if seen_status in SampleStatus.values else seen_status!r})"
-        )
+        was = SampleStatus(seen_status).label.lower() if seen_status in SampleStatus.values else repr(seen_status)
+        changes.append(f"its status is now {SampleStatus(sample.status).label.lower()} (it was {was})")
     if seen_revision_count is not None and sample.revision_count != seen_revision_count:
         n = sample.revision_count - seen_revision_count
         changes.append(f"{n} new revision{'s' if n != 1 else ''} arrived" if n > 0 else "its revisions changed")
