@@ -13,7 +13,7 @@ from annotations.models import AuditEvent, ImportBatch, Revision, Run, Sample
 from annotations.models.ingest import JobState
 from annotations.services import imports as service
 from annotations.services.imports import import_batch_create, import_batch_execute, sample_import
-from pipeline.importers import ParsedRecord, RevisionData, parse_input
+from pipeline.importers import ParsedRecord, RevisionData
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "ingest"
 AGENT = FIXTURES / "agent" / "20250709_gaagent_hip_3.jsonl"
