@@ -264,10 +264,10 @@ def apply_preview(*, message: ChatMessage, index: int, kind: str) -> ApplyPrevie
         raise ChatError("This code block is not closed; it may be cut off.")
     current = Revision.objects.filter(sample=message.thread.sample, kind=kind).order_by("-seq").first()
     old = current.content if current else ""
-    diff = list(difflib.unified_diff(
-        old.splitlines(keepends=True), block.code.splitlines(keepends=True),
+    diff = [line.rstrip("\n") for line in difflib.unified_diff(
+        old.splitlines(), block.code.splitlines(),
         fromfile=f"{kind} revision {current.seq}" if current else f"{kind} (none yet)",
-        tofile=f"{kind} from message {message.pk}, block {index + 1}", n=3))
+        tofile=f"{kind} from message {message.pk}, block {index + 1}", n=3, lineterm="")]
     return ApplyPreview(message=message, block=block, kind=kind, current=current, diff=diff)
 
 

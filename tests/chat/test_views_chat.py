@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
+from collections.abc import Coroutine
+from typing import Any
+
 import django_rq
 import pytest
-from asgiref.sync import async_to_sync, sync_to_async
+from asgiref.sync import sync_to_async
 from django.test import AsyncClient, Client
 from django.urls import reverse
 
@@ -173,9 +178,27 @@ def test_stop_sets_the_flag(annotator_client: Client, thread, annotator, rq_sett
     assert relay.stop_requested(django_rq.get_connection("default"), live.pk)
 
 
+def _in_fresh_loop(coro: Coroutine[Any, Any, None]) -> None:
+    """Run a coroutine on its own loop in its own thread: a browser test earlier in
+    the session leaves Playwright's loop on this thread, where asyncio.run refuses."""
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            asyncio.run(coro)
+        except BaseException as exc:
+            errors.append(exc)
+
+    t = threading.Thread(target=target)
+    t.start()
+    t.join(60)
+    if errors:
+        raise errors[0]
+
+
 @pytest.mark.django_db(transaction=True)
 def test_stream_relays_redis_entries_as_sse(thread, annotator, rq_settings) -> None:
-    async_to_sync(_stream_relays)(thread, annotator)
+    _in_fresh_loop(_stream_relays(thread, annotator))
 
 
 async def _stream_relays(thread: ChatThread, annotator: User) -> None:
@@ -202,7 +225,7 @@ async def _stream_relays(thread: ChatThread, annotator: User) -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_stream_of_a_finished_message_ends_at_once(thread, annotator, rq_settings) -> None:
-    async_to_sync(_finished_stream)(thread, annotator)
+    _in_fresh_loop(_finished_stream(thread, annotator))
 
 
 async def _finished_stream(thread: ChatThread, annotator: User) -> None:
