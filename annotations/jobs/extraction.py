@@ -12,7 +12,8 @@ EXTRACTION_JOB_TIMEOUT_S = 4 * 3600
 
 
 def enqueue_extraction(extraction_id: int) -> str:
-    job = django_rq.get_queue(QUEUE).enqueue(
+    # The caller already waits for the commit (transaction.on_commit); "auto" enqueues now.
+    job = django_rq.get_queue(QUEUE, commit_mode="auto").enqueue(
         extract_kernels,
         extraction_id,
         job_timeout=EXTRACTION_JOB_TIMEOUT_S,

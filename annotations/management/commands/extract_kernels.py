@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -116,7 +115,7 @@ class Command(BaseCommand):
         payload = {"version": 1, "sources": [r.to_dict() for r in reports]}
         text = json.dumps(payload, indent=1, ensure_ascii=False)
         if target == "-":
-            sys.stdout.write(text + "\n")
+            self.stdout.write(text)
             return
         out = Path(target)
         if out.is_dir():
