@@ -1,0 +1,3 @@
+from __future__ import annotations
+
+from tests.browser_fixtures import *  # noqa: F401,F403 - browser_page, browser_login, screenshot...
