@@ -1,26 +1,29 @@
 """HTML for the side-by-side diff: Pygments colours with the diff engine's character marks laid over.
 
-Every piece of text goes through `django.utils.html.escape` here; the only markup
+Every piece of text goes through `html.escape` (the five HTML-special characters) here; the only markup
 is our own (`<tr>`, `<td>`, `<span class=...>` with class names from a fixed
 table), so the result may be marked safe. Nothing else in the review area is.
 
-Highlighting costs more than diffing (Pygments lexes about 6,000 lines a second
-on the dev VM), so only the rows on screen are lexed: each shown block is lexed
-as one chunk (multi-line strings inside a block colour correctly; one that
-starts above a fold may not, which is the price of not lexing hidden lines).
-Folded stretches are rendered when expanded.
+Highlighting costs more than diffing, so only the rows on screen are coloured,
+each shown block as one chunk (a multi-line string inside a block colours
+correctly; one that starts above a fold may not - the price of not lexing hidden
+lines); folded stretches are coloured when expanded. Python/Triton and
+C/C++/CUDA/HIP go through `pipeline.quicklex` (one regex scan, Pygments' class
+names); other languages through Pygments itself, which is about ten times slower.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from html import escape
 
-from django.utils.html import escape, format_html
+from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from pygments.token import STANDARD_TYPES, _TokenType
 
 from annotations.highlight import MAX_HIGHLIGHT_BYTES, lexer_for
 from pipeline.diffing import Block, Line, Row, SideBySide
+from pipeline.quicklex import tokenize_lines
 
 Piece = tuple[str, str]  # (css class, text)
 # Blocks whose text is larger than this are shown escaped but not coloured.
@@ -37,6 +40,9 @@ def lex_lines(lines: Sequence[str], language: str) -> list[list[Piece]]:
     """Per line, the (class, text) pieces Pygments gives for `lines` lexed as one chunk."""
     if not lines:
         return []
+    quick = tokenize_lines(lines, language)
+    if quick is not None:
+        return quick
     text = "\n".join(lines)
     if len(text) > MAX_LEX_CHARS:
         return [[("", line)] for line in lines]
@@ -59,6 +65,8 @@ def lex_lines(lines: Sequence[str], language: str) -> list[list[Piece]]:
 
 def _line_html(pieces: Iterable[Piece], marks: tuple[tuple[int, int], ...]) -> str:
     """Escaped, coloured text with the changed spans wrapped in <span class="x">."""
+    if not marks:
+        return "".join(f'<span class="{cls}">{escape(text)}</span>' if cls else escape(text) for cls, text in pieces)
     html: list[str] = []
     pos = 0
     mi = 0
@@ -76,7 +84,7 @@ def _line_html(pieces: Iterable[Piece], marks: tuple[tuple[int, int], ...]) -> s
                 marked = False
             chunk = escape(text[start:end])
             classes = f"{cls} x" if marked and cls else ("x" if marked else cls)
-            html.append(f'<span class="{classes}">{chunk}</span>' if classes else str(chunk))
+            html.append(f'<span class="{classes}">{chunk}</span>' if classes else chunk)
             start = end
         pos += len(text)
     return "".join(html)
@@ -132,7 +140,7 @@ def diff_table_html(
             parts.append(f'<tbody class="folded" id="fold-{index}">{fold_html(block, index, f"{expand_url}&expand={index}#fold-{index}")}</tbody>')
         else:
             parts.append(f'<tbody id="block-{index}">{rows_html(block.rows, left_language, right_language)}</tbody>')
-    return mark_safe("\n".join(parts))  # noqa: S308 - every text above went through escape()/format_html
+    return mark_safe("\n".join(parts))  # noqa: S308 - every text above went through html.escape()/format_html
 
 
 def block_rows_html(diff: SideBySide, index: int, *, left_language: str, right_language: str) -> SafeString:

@@ -187,7 +187,8 @@ def intraline_marks(left: str, right: str) -> tuple[tuple[Span, ...], tuple[Span
         return None
     lt, rt = _TOKEN_RE.findall(left), _TOKEN_RE.findall(right)
     matcher = difflib.SequenceMatcher(None, lt, rt, autojunk=False)
-    if matcher.ratio() < MIN_PAIR_RATIO:
+    # The cheap upper bound first: most unrelated pairs stop here.
+    if matcher.quick_ratio() < MIN_PAIR_RATIO or matcher.ratio() < MIN_PAIR_RATIO:
         return None
     # Character offsets of every token boundary.
     lpos = [0]
