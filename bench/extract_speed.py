@@ -80,7 +80,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ks-bench-extract-") as tmp:
         root = Path(tmp) / "mmcv_csrc"
         files = build_tree(root, args.copies)
-        print(f"machine: {platform.machine()}, {os.cpu_count()} CPU(s); python {platform.python_version()}")
+        cpus = len(os.sched_getaffinity(0))
+        print(
+            f"machine: {platform.machine()}, {cpus} usable CPU(s) of {os.cpu_count()}; python {platform.python_version()}"
+        )
+        print(f"load average before: {os.getloadavg()[0]:.2f}")
         print(f"tree: {files} files ({args.copies} copies of 4 kernel headers + 4 launchers, shared helpers)")
         for jobs in (1, 2):
             started = time.perf_counter()

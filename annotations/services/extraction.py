@@ -247,6 +247,7 @@ def extraction_run(*, extraction_id: int) -> KernelExtraction | None:
         max_lines=int(opts.get("max_lines", 300)),
         compile=bool(opts.get("compile", True)),
         compile_cache_dir=str(Path(settings.DATA_DIR) / "cache" / "extract-compile"),
+        isolate=True,
         progress=_progress_writer(extraction_id),
     )
     try:

@@ -33,6 +33,7 @@ from pipeline.extraction.model import (
     Launch,
 )
 from pipeline.extraction.sources import ArchiveLimits, collect_files, is_archive, unpack
+from pipeline.extraction.toolchain import cuda_toolkit_include_dirs
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -57,6 +58,12 @@ class ExtractOptions:
     jobs: int = 0  # 0: min(2, CPU count)
     compile_timeout_s: float = 180.0
     compile_cache_dir: str | None = None
+    # Search an installed CUDA toolkit's headers after the shim (slower for files
+    # that include cub, cooperative_groups, ...; exact for them).
+    toolkit_headers: bool = True
+    # Parse in child processes even with one worker, so a libclang crash on one
+    # file cannot take the caller (an RQ worker) down.
+    isolate: bool = False
     archive_limits: ArchiveLimits = field(default_factory=ArchiveLimits)
     progress: Progress | None = None
 
@@ -126,6 +133,7 @@ def extract_source(path: Path, options: ExtractOptions, *, name: str | None = No
         seconds=round(time.perf_counter() - started, 3),
         parse_seconds=round(parse_seconds, 3),
         compile_seconds=round(compile_seconds, 3),
+        toolkit_includes=cuda_toolkit_include_dirs() if options.toolkit_headers else [],
     )
 
 
@@ -140,7 +148,13 @@ def _parse_all(
     started = time.perf_counter()
     corpus = frozenset(os.path.normpath(str(f)) for f in files)
     include_dirs = sorted({os.path.dirname(f) for f in corpus if f.lower().endswith(HEADER_SUFFIXES)})
-    config = ParseConfig(root=str(root), corpus_files=corpus, include_dirs=include_dirs, stub_dir=stub_dir)
+    extra: list[str] = []
+    if options.toolkit_headers:
+        for d in cuda_toolkit_include_dirs():
+            extra += ["-idirafter", d]
+    config = ParseConfig(
+        root=str(root), corpus_files=corpus, include_dirs=include_dirs, stub_dir=stub_dir, extra_args=extra
+    )
     config.prelude_pch = build_prelude_pch(config, os.path.join(os.path.dirname(stub_dir), "prelude.pch"))
     sources = [str(f) for f in files if not str(f).lower().endswith(HEADER_SUFFIXES)]
     headers = [str(f) for f in files if str(f).lower().endswith(HEADER_SUFFIXES)]
@@ -157,7 +171,7 @@ def _parse_all(
 
     workers = options.workers()
     pool: ProcessPoolExecutor | None = None
-    if workers > 1 and len(files) > 1:
+    if (workers > 1 and len(files) > 1) or (options.isolate and files):
         # spawn: libclang state never crosses a fork, and a crash in libclang
         # breaks the pool instead of the caller.
         pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"))
@@ -187,20 +201,29 @@ def _run_batch(
         for p in paths:
             out.append(parse_file(p, config))
         return out
-    futures = [(p, pool.submit(parse_file, p, config)) for p in paths]
+    broken: list[str] = []
+    try:
+        futures = [(p, pool.submit(parse_file, p, config)) for p in paths]
+    except BrokenProcessPool:
+        futures = []
+        broken = list(paths)
     for p, fut in futures:
         try:
-            res = fut.result()
+            out.append(fut.result())
         except BrokenProcessPool:
-            problems.append(
-                FileProblem(
-                    file=os.path.relpath(p, root),
-                    line=None,
-                    message="the parser process crashed on this file",
+            broken.append(p)
+    # One crash breaks the whole pool: retry each unfinished file alone, so only
+    # the file that really crashes libclang is lost.
+    for p in broken:
+        with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as single:
+            try:
+                out.append(single.submit(parse_file, p, config).result())
+            except BrokenProcessPool:
+                problems.append(
+                    FileProblem(
+                        file=os.path.relpath(p, root), line=None, message="libclang crashed on this file"
+                    )
                 )
-            )
-            continue
-        out.append(res)
     return out
 
 
@@ -223,7 +246,7 @@ def _merge(results: list[dict[str, Any]], options: ExtractOptions) -> tuple[list
                 k["_tu"] = r["file"]
                 raw[key] = k
                 by_usr.setdefault(k["usr"], []).append(key)
-    launches: dict[tuple[str, ...], list[Launch]] = {key: [] for key in raw}
+    launches: dict[tuple[str, int, str], list[Launch]] = {key: [] for key in raw}
     seen: dict[tuple[Any, ...], Launch] = {}
     for r in results:
         for ln in r["launches"]:

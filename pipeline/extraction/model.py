@@ -95,6 +95,8 @@ class ExtractionReport:
     seconds: float
     parse_seconds: float
     compile_seconds: float
+    # CUDA toolkit include directories searched after the shim (empty: shim only).
+    toolkit_includes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -96,3 +96,37 @@ def find_hipcc() -> Compiler | None:
         if path and os.access(path, os.X_OK):
             return Compiler("hipcc", path, _probe(path, r"HIP version: ([\w.\-]+)"))
     return None
+
+
+@functools.cache
+def cuda_toolkit_include_dirs() -> list[str]:
+    """Include directories of an installed CUDA toolkit (CCCL's cub/thrust/libcu++ included).
+
+    The parse searches them *after* the shim, so the shim still stands in for
+    the runtime headers clang cannot read without its CUDA wrapper, and the
+    toolkit's real headers serve everything else (cooperative_groups.h, cub, ...)
+    instead of empty stand-ins.
+    """
+    if os.environ.get("KS_CUDA_INCLUDE", "").lower() == "none":
+        return []
+    homes = [
+        os.environ.get("KS_CUDA_INCLUDE", ""),
+        os.environ.get("CUDA_HOME", ""),
+        os.environ.get("CUDA_PATH", ""),
+    ]
+    nvcc = find_nvcc()
+    if nvcc is not None:
+        homes.append(os.path.dirname(os.path.dirname(os.path.realpath(nvcc.path))))
+    homes.append("/usr/local/cuda")
+    for home in homes:
+        if not home:
+            continue
+        include = (
+            home if os.path.isfile(os.path.join(home, "cuda_runtime.h")) else os.path.join(home, "include")
+        )
+        if os.path.isfile(os.path.join(include, "cuda_runtime.h")):
+            dirs = [include]
+            if os.path.isdir(os.path.join(include, "cccl")):
+                dirs.append(os.path.join(include, "cccl"))
+            return dirs
+    return []

@@ -66,7 +66,7 @@ def test_missing_headers_get_an_empty_stand_in_and_a_warning(tmp_path: Path) -> 
         tmp_path,
         {
             "k.cu": (
-                "#include <cub/block/block_reduce.cuh>\n"
+                "#include <vendorlib/block_reduce.cuh>\n"
                 '#include "../outside/project.h"\n'
                 "__global__ void k(float* x) { x[0] = 1.f; }\n"
             )
@@ -75,12 +75,12 @@ def test_missing_headers_get_an_empty_stand_in_and_a_warning(tmp_path: Path) -> 
     report = extract_source(tmp_path, ExtractOptions(compile=False))
     (kernel,) = report.kernels
     assert "missing_headers" in kernel.flags
-    assert "cub/block/block_reduce.cuh" in report.missing_includes
+    assert "vendorlib/block_reduce.cuh" in report.missing_includes
     warnings = [p.message for p in report.problems if p.severity == "warning"]
-    assert any("cub/block/block_reduce.cuh" in w for w in warnings)
+    assert any("vendorlib/block_reduce.cuh" in w for w in warnings)
     # A name that would leave the stand-in directory gets no stand-in at all.
     assert not (tmp_path.parent / "outside").exists()
-    assert "#include <cub/block/block_reduce.cuh>" in kernel.unit
+    assert "#include <vendorlib/block_reduce.cuh>" in kernel.unit
 
 
 def test_instantiation_defaults_and_flags(tmp_path: Path) -> None:
@@ -175,3 +175,33 @@ def test_symlinked_files_are_not_followed(tmp_path: Path) -> None:
     (tree / "link.cu").symlink_to(outside)
     report = extract_source(tree, ExtractOptions(compile=False))
     assert [k.name for k in report.kernels] == ["mine"]
+
+
+@pytest.mark.slow
+def test_toolkit_headers_serve_what_the_shim_does_not(tmp_path: Path) -> None:
+    from pipeline.extraction.toolchain import cuda_toolkit_include_dirs
+
+    if not cuda_toolkit_include_dirs():
+        pytest.skip("no CUDA toolkit headers on this host")
+    write(
+        tmp_path,
+        {
+            "k.cu": (
+                "#include <cub/block/block_reduce.cuh>\n"
+                "__global__ void block_sum(const float* in, float* out) {\n"
+                "  typedef cub::BlockReduce<float, 128> BR;\n"
+                "  __shared__ typename BR::TempStorage tmp;\n"
+                "  float v = BR(tmp).Sum(in[threadIdx.x]);\n"
+                "  if (threadIdx.x == 0) out[blockIdx.x] = v;\n"
+                "}\n"
+            )
+        },
+    )
+    with_toolkit = extract_source(tmp_path, ExtractOptions(compile=False))
+    (kernel,) = with_toolkit.kernels
+    assert with_toolkit.missing_includes == [] and kernel.diagnostics == []
+    assert with_toolkit.toolkit_includes
+    assert "#include <cub/block/block_reduce.cuh>" in kernel.unit
+    shim_only = extract_source(tmp_path, ExtractOptions(compile=False, toolkit_headers=False))
+    assert shim_only.missing_includes == ["cub/block/block_reduce.cuh"]
+    assert "parse_errors" in shim_only.kernels[0].flags

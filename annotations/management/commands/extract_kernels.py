@@ -42,6 +42,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--no-compile", action="store_true", help="skip the nvcc/hipcc check of each unit"
         )
+        parser.add_argument(
+            "--no-toolkit-headers",
+            action="store_true",
+            help="do not search an installed CUDA toolkit's headers (cub, cooperative_groups, ...) after the shim",
+        )
         parser.add_argument("--jobs", type=int, default=0, help="parser processes (default: up to 2)")
         parser.add_argument(
             "--user", default="", help="author of imported samples (default: import:extract_kernels)"
@@ -68,6 +73,7 @@ class Command(BaseCommand):
             max_lines=opts["max_lines"],
             compile=opts["compile"],
             jobs=max(0, options["jobs"]),
+            toolkit_headers=not options["no_toolkit_headers"],
         )
         reports: list[ExtractionReport] = []
         for path in options["paths"]:
