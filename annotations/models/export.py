@@ -56,6 +56,15 @@ class ExportSnapshot(models.Model):
     def is_finished(self) -> bool:
         return self.state in (JobState.DONE, JobState.FAILED)
 
+    @property
+    def filters_display(self) -> str:
+        """`tags=gemm,fp16 · target=hip`, or "" when every approved sample was taken."""
+        parts = []
+        for key, value in sorted(self.filters.items()):
+            shown = ",".join(str(v) for v in value) if isinstance(value, list) else str(value)
+            parts.append(f"{key}={shown}")
+        return " · ".join(parts)
+
     def save(self, *args: Any, **kwargs: Any) -> None:
         if not self._state.adding and self.pk is not None:
             stored = type(self).objects.filter(pk=self.pk).values_list("state", flat=True).first()

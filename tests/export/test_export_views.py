@@ -169,3 +169,10 @@ def test_archive_holds_every_file_and_is_reproducible(maintainer_client, done_sn
         member = tar.extractfile(f"{prefix}/dataset.jsonl")
         assert member is not None
         assert member.read() == (Path(done_snapshot.directory) / "dataset.jsonl").read_bytes()
+
+
+def test_filters_are_shown_readably(maintainer_client, reviewer, maintainer) -> None:
+    snapshot = export_create(name="f", filters={"tags": "gemm,fp16", "target": "hip"}, actor=maintainer)
+    assert snapshot.filters_display == "tags=fp16,gemm · target=hip"
+    page = maintainer_client.get(reverse("exports:detail", args=[snapshot.pk])).content.decode()
+    assert "tags=fp16,gemm · target=hip" in page
