@@ -187,8 +187,10 @@ def build(
             if on_line:
                 on_line(f"[build] {' '.join(argv[:6])} ... ({compiler}, {'compile only' if compile_only else 'link'})")
             t0 = time.monotonic()
-            outcome = run_step(argv, cwd=work, env=scrubbed_env(home=work), limits=limits, on_line=on_line,
-                               cancel=cancel)
+            # LC_ALL=C: plain ASCII diagnostics, the same on every host.
+            outcome = run_step(argv, cwd=work, env=scrubbed_env({"LC_ALL": "C", "LANG": "C"}, home=work),
+                               limits=limits, on_line=on_line, cancel=cancel)
+            outcome.output = outcome.output.replace(work + os.sep, "")
             result = BuildResult(
                 ok=outcome.ok and os.path.exists(out),
                 status=outcome.status,

@@ -223,6 +223,8 @@ def _run_side(
         }
         if spec.backend == "cpu":
             extra_env["TRITON_INTERPRET"] = "1"
+        log(f"[{side}] sandboxed step started ({'compiled extension' if ext else 'Python/Triton source'}, "
+            f"timeout {spec.limits.timeout_s:g} s)")
         step = run_step(
             [sys.executable, "-m", "pipeline.execution.harness", job_path],
             cwd=work,

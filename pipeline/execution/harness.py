@@ -210,7 +210,11 @@ def main(job_path: str) -> int:
             from pipeline.execution import cpu_device
 
             cpu_device.install()
-        ns: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+        # One real module object from the start: functions defined by the code or the
+        # wrapper must share their globals with the test (and with pytest's collection).
+        module = types.ModuleType("test_subject")
+        ns: dict[str, Any] = module.__dict__
+        ns.update({"__name__": "__main__", "__builtins__": builtins})
         stage = "call"
         if job.get("ext_path"):
             ext = _load_extension(job["ext_path"], job["ext_name"])
@@ -239,9 +243,6 @@ def main(job_path: str) -> int:
             fcntl.flock(lock_fd, fcntl.LOCK_EX)
             t_lock = time.monotonic()
             events.emit("gpu_lock", waited_s=t_lock - t0)
-        module = types.ModuleType("test_subject")
-        module.__dict__.update(ns)
-        ns = module.__dict__
         _seed(int(job.get("seed", 0)))
         with open(job["test_path"]) as fh:
             test_src = fh.read()
@@ -258,6 +259,7 @@ def main(job_path: str) -> int:
         has_tests = any(k.startswith("test_") and callable(v) for k, v in ns.items())
         if style == "pytest" or (style == "auto" and not (isinstance(gold, dict) and gold) and has_tests):
             style = "pytest"
+            ns["__name__"] = "test_subject"
             code, failures = _run_pytest(module, job["test_path"], int(job.get("seed", 0)))
             if failures:
                 stage = "exe" if all(f.startswith("[exe]") for f in failures) else "call"
