@@ -11,7 +11,9 @@ EXPORT_JOB_TIMEOUT_S = 3600
 
 
 def enqueue_export(snapshot_id: int) -> str:
-    job = django_rq.get_queue(QUEUE).enqueue(
+    # The service already calls this from transaction.on_commit; "auto" makes
+    # django-rq enqueue now instead of deferring (and returning no job) again.
+    job = django_rq.get_queue(QUEUE, commit_mode="auto").enqueue(
         export_snapshot,
         snapshot_id,
         job_timeout=EXPORT_JOB_TIMEOUT_S,

@@ -82,9 +82,22 @@ def export_create(
 
 
 def _enqueue(snapshot_id: int) -> None:
+    from redis.exceptions import RedisError
+
     from annotations.jobs.exports import enqueue_export
 
-    job_id = enqueue_export(snapshot_id)
+    try:
+        job_id = enqueue_export(snapshot_id)
+    except (RedisError, OSError) as exc:
+        # Say so on the page instead of leaving it "queued" forever; the
+        # exception text names the Redis host, which does not belong on a page.
+        ExportSnapshot.objects.filter(pk=snapshot_id, state=JobState.QUEUED).update(
+            state=JobState.FAILED,
+            message=f"Could not queue the export job ({type(exc).__name__}): is Redis running? Export again.",
+            finished_at=timezone.now(),
+        )
+        log.warning("export %s: could not enqueue: %s", snapshot_id, exc)
+        return
     ExportSnapshot.objects.filter(pk=snapshot_id, state=JobState.QUEUED).update(rq_job_id=job_id)
 
 

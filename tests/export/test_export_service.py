@@ -206,3 +206,22 @@ def test_queries_per_chunk_do_not_grow_with_samples(
         list(export_inputs(parse_export_filters({})))
     assert Sample.objects.count() == 12
     assert connection.vendor in ("sqlite", "postgresql")
+
+
+def test_redis_down_marks_the_snapshot_failed_without_naming_it(
+    reviewer, maintainer, settings, django_capture_on_commit_callbacks
+) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"redis://127.0.0.1:{port}/0"
+    settings.RQ_QUEUES = {"default": {"URL": url, "DEFAULT_TIMEOUT": 60}}
+    approved_sample("k/1", reviewer)
+    with django_capture_on_commit_callbacks(execute=True):
+        snapshot = export_create(name="v1", filters={}, actor=maintainer)
+    snapshot.refresh_from_db()
+    assert snapshot.state == JobState.FAILED
+    assert "Could not queue the export job" in snapshot.message
+    assert str(port) not in snapshot.message and "127.0.0.1" not in snapshot.message
