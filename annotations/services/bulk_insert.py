@@ -13,6 +13,7 @@ they name and match rows by them, never by position.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -47,10 +48,15 @@ def insert_returning(
     column_sql = ", ".join(qn(str(f.column)) for f in fields)
     returning_sql = ", ".join(qn(str(cast(models.Field, model._meta.get_field(name)).column)) for name in returning)
     per_batch = max(1, MAX_PARAMS // len(fields))
-    row_sql = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    # On SQLite, Django's cursor rewrites every %s to ? with a regex over the whole statement
+    # (a third of the insert time for 999-parameter statements); the DB-API cursor of the same
+    # connection, inside the same transaction, takes ? directly.
+    sqlite = connection.vendor == "sqlite"
+    row_sql = "(" + ", ".join(["?" if sqlite else "%s"] * len(fields)) + ")"
     out: list[tuple[Any, ...]] = []
     prepared_times: dict[datetime.datetime, Any] = {}
-    with connection.cursor() as cursor:
+    connection.ensure_connection()
+    with contextlib.closing(connection.connection.cursor()) if sqlite else connection.cursor() as cursor:
         for start in range(0, len(rows), per_batch):
             batch = rows[start : start + per_batch]
             params: list[Any] = []

@@ -148,7 +148,7 @@ def _checked(records: Iterator[ParsedRecord | RecordError]) -> Iterator[ParsedRe
         if isinstance(record, RecordError):
             yield record
             continue
-        problem = _undecodable(record)
+        problem = _undecodable(record) if record.scan_text else None
         if problem:
             yield RecordError(message=undecodable_message(problem), field=problem, line=record.line,
                               index=record.index, file=record.file, task_id=record.task_id,

@@ -122,7 +122,10 @@ def parse(path: Path) -> Iterator[ParsedRecord | RecordError]:
             seen.add(obj["filename"].strip())
         return build(obj, item, stem=stem, jsonl=jsonl, mem=mem, mem_name=mem_path.name)
 
-    yield from json_records(jsonl, expect="lines", build=build_one)
+    for record in json_records(jsonl, expect="lines", build=build_one):
+        if isinstance(record, ParsedRecord) and "mem_file" in record.provenance:
+            record.scan_text = True  # its mem entry was not part of the line the reader checked
+        yield record
     if mem is not None:
         for key in sorted(mem.keys() - seen):
             yield RecordError(message=f"the mem file has an entry for {key!r} but {jsonl.name} has no task with "

@@ -114,6 +114,7 @@ def json_records(
                               byte_offset=item.byte_offset)
             continue
         record.line, record.index, record.byte_offset = item.line, item.index, item.byte_offset
+        record.scan_text = item.suspect
         yield record
 
 

@@ -50,6 +50,8 @@ class Item:
     key: str | None = None
     start: int = 0
     end: int = 0
+    # False when the raw text of this item held no undecodable bytes (the deep scan can be skipped).
+    suspect: bool = True
 
 
 class InputFile:
@@ -159,6 +161,13 @@ def find_undecodable(value: Any, path: str = "") -> str | None:
     return None
 
 
+def _suspect(text: str) -> bool:
+    """Could a value decoded from `text` hold a lone surrogate (undecodable bytes, or a \\udXXX escape)?"""
+    if text.isascii():
+        return "\\ud" in text or "\\uD" in text
+    return _SURROGATE.search(text) is not None or "\\ud" in text or "\\uD" in text
+
+
 def undecodable_message(where: str) -> str:
     return f"{where} contains bytes that are not valid UTF-8; fix the file's encoding (records beside it still import)"
 
@@ -190,7 +199,7 @@ def iter_jsonl(f: InputFile) -> Iterator[Item]:
         except RecursionError:
             yield Item(error="malformed JSON: nested too deeply", line=line_no, byte_offset=f.position)
             continue
-        yield Item(value=value, line=line_no, byte_offset=f.position)
+        yield Item(value=value, line=line_no, byte_offset=f.position, suspect=_suspect(text))
 
 
 class _TextStream:
@@ -205,6 +214,7 @@ class _TextStream:
         # Bytes of the decoded input before self.pos (uncompressed bytes).
         self.byte_pos = 0
         self._bom_checked = False
+        self.last_suspect = True
 
     def fill(self, want: int = CHUNK_CHARS) -> bool:
         if self.eof:
@@ -260,6 +270,7 @@ class _TextStream:
             if end == len(self.buf) and not self.eof and self.fill():
                 # A number or literal at the very end may continue in the next chunk.
                 continue
+            self.last_suspect = _suspect(self.buf[self.pos : end])
             self.advance_to(end)
             return value
 
@@ -313,7 +324,8 @@ def _iter_array(f: InputFile) -> Iterator[Item]:
                 yield Item(error=f"malformed JSON at element {index}: nested too deeply", index=index,
                            byte_offset=f.position)
                 return
-            yield Item(value=value, index=index, byte_offset=ts.byte_pos if not f.compressed else f.position)
+            yield Item(value=value, index=index, byte_offset=ts.byte_pos if not f.compressed else f.position,
+                       suspect=ts.last_suspect)
             index += 1
             c = ts.peek()
             if c == ",":

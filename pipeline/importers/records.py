@@ -80,6 +80,9 @@ class ParsedRecord:
     file: str = ""
     # Bytes of input consumed once this record was read: progress = byte_offset / input size.
     byte_offset: int = 0
+    # False when the reader saw that the record's raw text cannot hold undecodable bytes,
+    # so the registry may skip its deep scan (a speed-up only: True is always safe).
+    scan_text: bool = True
 
     @property
     def languages(self) -> tuple[str, str]:

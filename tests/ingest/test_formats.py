@@ -370,3 +370,15 @@ class TestBadInput:
         _, records, errors = parse(p)
         assert len(records) > 100
         assert "damaged" in errors[-1].message and errors[-1].index == len(records)
+
+    def test_lone_surrogate_escape_is_refused(self, tmp_path: Path) -> None:
+        a, b = self.bcb_rows()
+        b["test"] = "ok \udcff"  # json.dumps writes the escape \udcff: pure ASCII on disk
+        _, records, errors = parse(self.write_jsonl(tmp_path / "b.jsonl", [a, b]))
+        assert len(records) == 1 and (errors[0].line, errors[0].field) == (2, "test")
+
+    def test_emoji_escapes_are_fine(self, tmp_path: Path) -> None:
+        a, b = self.bcb_rows()
+        b["test"] = "ok \U0001f600"
+        _, records, errors = parse(self.write_jsonl(tmp_path / "b.jsonl", [a, b]))
+        assert errors == [] and records[1].revisions[2].content == "ok \U0001f600"
