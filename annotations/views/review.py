@@ -7,15 +7,18 @@ the reviewer typed), so nothing is lost.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
+from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
 from annotations import diff_html
@@ -252,27 +255,45 @@ def _context_param(request: HttpRequest) -> int:
     return diffing.DEFAULT_CONTEXT if value is None else max(0, min(value, MAX_CONTEXT))
 
 
+# Revisions are immutable, so the rendered diff of a pair (with its context and expanded folds)
+# never changes: cache it. Very large tables are not cached, to keep the cache small.
+DIFF_CACHE_SECONDS = 6 * 3600
+MAX_CACHED_TABLE = 2_000_000
+
+
 def _diff_context(
     sample: Sample, kind: str, a: Revision, b: Revision, *, base_url: str, context: int = diffing.DEFAULT_CONTEXT,
     expanded: frozenset[int] = frozenset(),
 ) -> dict[str, Any]:
-    diff = diffing.side_by_side(a.content, b.content, context=context)
     query: dict[str, str | int] = {"a": a.pk, "b": b.pk}
     if context != diffing.DEFAULT_CONTEXT:
         query["context"] = "all" if context == WHOLE_FILE_CONTEXT else context
     url = f"{base_url}?{urlencode(query)}"
     expand_url = url + "".join(f"&expand={i}" for i in sorted(expanded))
+    # Content hashes as well as ids: a reused id (a recreated database) can never serve another pair's diff.
+    fingerprint = "|".join([a.sha256, b.sha256, a.language, b.language, expand_url, str(context)])
+    key = "ks:review-diff:v1:" + hashlib.sha256(fingerprint.encode()).hexdigest()
+    cached = cache.get(key)
+    if cached is None:
+        diff = diffing.side_by_side(a.content, b.content, context=context)
+        stats = {"identical": diff.identical, "added": diff.added, "removed": diff.removed, "changed": diff.changed,
+                 "left_lines": diff.left_lines, "right_lines": diff.right_lines, "notes": diff.notes}
+        table = str(diff_html.diff_table_html(
+            diff, left_language=a.language, right_language=b.language, expand_url=expand_url, expanded=expanded
+        ))
+        cached = (stats, table)
+        if len(table) <= MAX_CACHED_TABLE:
+            cache.set(key, cached, DIFF_CACHE_SECONDS)
+    stats, table = cached
     return {
         "kind": kind,
         "a": a,
         "b": b,
-        "diff": diff,
+        "diff": stats,
         "url": url,
         "left_label": f"{kind} #{a.seq} · {a.origin_display} · {a.author_label}",
         "right_label": f"{kind} #{b.seq} · {b.origin_display} · {b.author_label}",
-        "table": diff_html.diff_table_html(
-            diff, left_language=a.language, right_language=b.language, expand_url=expand_url, expanded=expanded
-        ),
+        "table": mark_safe(table),  # noqa: S308 - built by diff_html, where every text is escaped
     }
 
 
@@ -310,10 +331,11 @@ def diff(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
             context=_context_param(request),
         )
         return _download(text, f"{_safe_name(sample.task_id)}-{kind}-{a.seq}-{b.seq}.diff")
+    if is_fragment_request(request):
+        diff = diffing.side_by_side(a.content, b.content, context=_context_param(request))
+        return _fold_fragment(request, diff, a.language, b.language)
     ctx = _diff_context(sample, kind, a, b, base_url=base_url, context=_context_param(request),
                         expanded=_expanded(request))
-    if is_fragment_request(request):
-        return _fold_fragment(request, ctx["diff"], a.language, b.language)
     return render(
         request,
         "review/diff.html",
