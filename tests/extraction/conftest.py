@@ -24,3 +24,6 @@ def corpus_report() -> ExtractionReport:
 
 def by_name(report: ExtractionReport) -> dict[str, Kernel]:
     return {k.name: k for k in report.kernels}
+
+
+from tests.browser_fixtures import *  # noqa: E402,F401,F403 - browser_page, browser_login, screenshot...
