@@ -6,6 +6,8 @@ Payloads are ids only. Endpoints (and keys) are resolved inside the job.
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 
 import django_rq
 from django.utils import timezone
@@ -21,6 +23,7 @@ QUEUE = "default"
 # An LLM reply can be long; the client's own timeout bounds each wait.
 CHAT_JOB_TIMEOUT_S = 1800
 GENERATION_LANE_TIMEOUT_S = 6 * 3600
+STOP_CHECK_S = 0.2
 
 
 def enqueue_chat_reply(message_id: int) -> None:
@@ -48,14 +51,19 @@ def chat_reply(message_id: int) -> str:
         relay.publish_end(r, message_id, status=state if updated else "gone", error=error)
         return state
 
+    publisher = relay.Publisher(r, message_id)
     try:
         endpoint = endpoint_get(name="default")
         messages = messages_for_request(msg)
-        completion = chat_stream(
-            endpoint, messages,
-            on_delta=lambda text: _publish(r, message_id, text),
-            should_stop=lambda: relay.stop_requested(r, message_id),
-        )
+        try:
+            completion = chat_stream(
+                endpoint, messages,
+                on_delta=publisher.add,
+                should_stop=_throttled(lambda: relay.stop_requested(r, message_id), STOP_CHECK_S),
+            )
+        finally:
+            # Every delta is in Redis before the end entry is written.
+            publisher.close()
     except StreamInterrupted as exc:
         return finish(MessageState.FAILED, content=exc.partial_text, error=exc.message)
     except LLMError as exc:
@@ -72,8 +80,19 @@ def chat_reply(message_id: int) -> str:
     return finish(MessageState.COMPLETE, content=completion.text, model=completion.model, usage=usage)
 
 
-def _publish(r: object, message_id: int, text: str) -> None:
-    relay.publish_delta(r, message_id, text)
+def _throttled(check: Callable[[], bool], every_s: float) -> Callable[[], bool]:
+    """Ask Redis about the stop flag at most every `every_s`, not once per chunk:
+    at hundreds of chunks a second the round trips were the worker's main cost."""
+    last = [float("-inf")]
+
+    def wrapped() -> bool:
+        now = time.monotonic()
+        if now - last[0] < every_s:
+            return False
+        last[0] = now
+        return check()
+
+    return wrapped
 
 
 def enqueue_generation_start(job_id: int) -> None:

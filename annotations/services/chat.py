@@ -10,9 +10,11 @@ applied as a revision.
 from __future__ import annotations
 
 import difflib
+from datetime import timedelta
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.utils import timezone
 
 from annotations.models import ChatMessage, ChatThread, Revision, Run, Sample, User
 from annotations.models.chat import MessageRole, MessageState
@@ -27,6 +29,9 @@ APPLY_KINDS = (RevisionKind.CANDIDATE, RevisionKind.WRAPPER, RevisionKind.TEST, 
 CONTEXT_KINDS = (RevisionKind.REFERENCE, RevisionKind.INSTRUCTION, RevisionKind.CANDIDATE,
                  RevisionKind.WRAPPER, RevisionKind.TEST, RevisionKind.ANALYSIS)
 MAX_MESSAGE_CHARS = 100_000
+# A reply still "streaming" this long after it was asked for has lost its
+# worker (the job's own timeout is 30 minutes and ends it as failed).
+STALE_AFTER_S = 1800 + 120
 RUN_LOG_TAIL_CHARS = 6000
 
 
@@ -222,6 +227,13 @@ def message_stop(*, message: ChatMessage, user: User) -> None:
     import django_rq
 
     relay.request_stop(django_rq.get_connection("default"), message.pk)
+
+
+def message_mark_lost(*, message_id: int) -> bool:
+    """End a reply whose worker died (killed, host lost) so nobody waits forever."""
+    cutoff = timezone.now() - timedelta(seconds=STALE_AFTER_S)
+    return ChatMessage.objects.filter(pk=message_id, state=MessageState.STREAMING, created_at__lt=cutoff).update(
+        state=MessageState.FAILED, error="The reply was lost: its worker stopped before it finished.") == 1
 
 
 def messages_for_request(message: ChatMessage) -> list[dict[str, str]]:

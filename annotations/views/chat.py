@@ -255,6 +255,10 @@ async def message_stream(request: HttpRequest, pk: int) -> HttpResponseBase:
         nonlocal after
         conn = aioredis.Redis.from_url(settings.REDIS_URL)
         try:
+            if msg.state == MessageState.STREAMING and await sync_to_async(chat_service.message_mark_lost)(
+                    message_id=msg.pk):
+                yield _sse("end", {"status": MessageState.FAILED, "error": "lost"})
+                return
             if msg.state != MessageState.STREAMING and not await conn.exists(key):
                 yield _sse("end", {"status": msg.state, "error": msg.error})
                 return
@@ -263,21 +267,33 @@ async def message_stream(request: HttpRequest, pk: int) -> HttpResponseBase:
                 res = await conn.xread({key: after}, count=500, block=SSE_BLOCK_MS)
                 if not res:
                     yield b": keep-alive\n\n"
+                    if await sync_to_async(chat_service.message_mark_lost)(message_id=msg.pk):
+                        yield _sse("end", {"status": MessageState.FAILED, "error": "lost"})
+                        return
                     state = await ChatMessage.objects.filter(pk=msg.pk).values_list("state", flat=True).afirst()
                     if state != MessageState.STREAMING and not await conn.exists(key):
                         yield _sse("end", {"status": state, "error": ""})
                         return
                     continue
                 stream_entries: list[Any] = res  # type: ignore[assignment]  # RESP2 reply: a list
+                # Everything one XREAD returned goes out in one write: when the
+                # relay falls behind a fast stream it catches up in one step.
+                batch: list[bytes] = []
+                ended = False
                 for _key, entries in stream_entries:
                     for raw_id, fields in entries:
                         after = raw_id.decode()
                         f = {k.decode(): v.decode() for k, v in fields.items()}
                         if f.get("t") == "delta":
-                            yield _sse("delta", f.get("d", ""), after)
+                            batch.append(_sse("delta", f.get("d", ""), after))
                         else:
-                            yield _sse("end", {"status": f.get("status", ""), "error": f.get("error", "")}, after)
-                            return
+                            batch.append(_sse("end", {"status": f.get("status", ""),
+                                                      "error": f.get("error", "")}, after))
+                            ended = True
+                            break
+                yield b"".join(batch)
+                if ended:
+                    return
         except asyncio.CancelledError:
             raise  # the browser went away
         finally:

@@ -8,6 +8,8 @@ a reply: the job checks it between chunks. Nothing secret goes in: text only.
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 TTL_S = 6 * 3600
@@ -54,3 +56,67 @@ def read(r: Any, message_id: int, after: str = "0", block_ms: int = 15000,
             out.append((eid, {(k.decode() if isinstance(k, bytes) else k):
                               (v.decode() if isinstance(v, bytes) else v) for k, v in fields.items()}))
     return out
+
+
+class Publisher:
+    """Appends deltas to a message's stream from a background thread.
+
+    The LLM loop only appends to a buffer; the thread writes whatever has
+    accumulated as one entry, then pauses `pause_s` so that a fast stream
+    (hundreds of chunks a second) costs tens of Redis writes a second, not
+    hundreds. A lone token is written at once: the pause comes after a write,
+    never before one. close() writes what is left, then returns.
+    """
+
+    def __init__(self, r: Any, message_id: int, *, pause_s: float = 0.005) -> None:
+        self._r = r
+        self._id = message_id
+        self._pause = pause_s
+        self._buf: list[str] = []
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._closed = False
+        self.error: BaseException | None = None
+        self.entries = 0
+        self._thread = threading.Thread(target=self._run, name=f"relay-{message_id}", daemon=True)
+        self._thread.start()
+
+    def add(self, text: str) -> None:
+        with self._lock:
+            self._buf.append(text)
+        self._wake.set()
+
+    def _take(self) -> str:
+        with self._lock:
+            text = "".join(self._buf)
+            self._buf.clear()
+        return text
+
+    def _run(self) -> None:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            text = self._take()
+            if text:
+                try:
+                    publish_delta(self._r, self._id, text)
+                    self.entries += 1
+                except Exception as exc:  # noqa: BLE001 - reported by close()
+                    self.error = exc
+                    return
+                time.sleep(self._pause)
+            if self._closed and not self._buf:
+                return
+
+    def close(self) -> None:
+        self._closed = True
+        self._wake.set()
+        self._thread.join()
+        if self.error is None:
+            # Anything added after the thread's last look (a race with close).
+            text = self._take()
+            if text:
+                publish_delta(self._r, self._id, text)
+                self.entries += 1
+        if self.error is not None:
+            raise self.error

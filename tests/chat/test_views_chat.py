@@ -241,3 +241,24 @@ async def _finished_stream(thread: ChatThread, annotator: User) -> None:
 def test_fake_server_is_not_called_by_page_views(annotator_client: Client, sample, thread, llm_settings: FakeOpenAI) -> None:
     annotator_client.get(reverse("samples:detail", args=[sample.pk]))
     assert llm_settings.requests == []  # rendering never blocks on the LLM
+
+
+@pytest.mark.django_db(transaction=True)
+def test_stream_of_a_reply_whose_worker_died_ends_as_failed(thread, annotator, rq_settings) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    live = ChatMessage.objects.create(thread=thread, role=MessageRole.ASSISTANT, state=MessageState.STREAMING)
+    ChatMessage.objects.filter(pk=live.pk).update(created_at=timezone.now() - timedelta(hours=2))
+
+    async def go() -> None:
+        client = AsyncClient()
+        await sync_to_async(client.force_login)(annotator)
+        resp = await client.get(reverse("chat:stream", args=[live.pk]))
+        body = b"".join([chunk async for chunk in resp.streaming_content]).decode()
+        assert body.startswith("event: end") and '"failed"' in body
+
+    _in_fresh_loop(go())
+    live.refresh_from_db()
+    assert live.state == MessageState.FAILED and "worker stopped" in live.error
