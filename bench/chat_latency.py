@@ -123,9 +123,8 @@ def main() -> int:
         base = f"http://127.0.0.1:{port}"
         wait_http(base + "/login/")
 
-        from playwright.sync_api import sync_playwright
-
         import redis as redis_lib
+        from playwright.sync_api import sync_playwright
 
         from annotations.models import ChatMessage
         from pipeline.llm import relay

@@ -10,8 +10,8 @@ applied as a revision.
 from __future__ import annotations
 
 import difflib
-from datetime import timedelta
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.db import transaction
 from django.utils import timezone
