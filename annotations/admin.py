@@ -35,6 +35,8 @@ class SampleAdmin(admin.ModelAdmin):
     list_filter = ("status", "source", "reference_language", "target_language", "latest_run_outcome")
     search_fields = ("task_id", "kernel_name")
     raw_id_fields = ("assignee",)
+    # Status moves only through the review services (rules, audit trail): never by hand here.
+    readonly_fields = ("status", "revision_count")
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -71,4 +73,12 @@ class RunAdmin(admin.ModelAdmin):
     exclude = ("revisions",)
 
 
-admin.site.register([Tag, ChatThread, ChatMessage, Review, Comment, ImportBatch, ExportSnapshot])
+@admin.register(Review)
+class ReviewAdmin(ReadOnlyAdmin):
+    """Verdicts are recorded only by annotations.services.reviews, which enforces the review rules."""
+
+    list_display = ("created_at", "sample", "reviewer", "verdict", "stale")
+    list_filter = ("verdict", "stale")
+
+
+admin.site.register([Tag, ChatThread, ChatMessage, Comment, ImportBatch, ExportSnapshot])

@@ -310,3 +310,22 @@ class TestSamplePage:
         assert sample.status == SampleStatus.IN_REVIEW
         response = annotator_client.post(reverse("review:comment", args=[sample.pk]), {"body": ""})
         assert response.status_code == 400 and b"The comment is empty." in response.content
+
+
+def test_the_admin_is_no_route_around_the_rules(sample, client_for, reviewer):
+    """Even a superuser cannot add or edit verdicts, or set a sample's status, in the Django admin."""
+    from annotations.models import User
+
+    root = User.objects.create_superuser(username="root", password="x", role="maintainer")
+    admin = client_for(root)
+    assert admin.get("/admin/annotations/review/add/").status_code == 403
+    page = admin.get(f"/admin/annotations/sample/{sample.pk}/change/").content.decode()
+    assert 'name="status"' not in page
+    before = snapshot(sample)
+    admin.post(f"/admin/annotations/sample/{sample.pk}/change/",
+               {"task_id": sample.task_id, "source": sample.source, "status": "approved",
+                "reference_language": "triton", "target_language": "hip", "provenance": "{}",
+                "latest_run_outcome": "", "tags": []})
+    sample.refresh_from_db()
+    assert sample.status == SampleStatus.IN_REVIEW
+    assert Review.objects.count() == before[2]
