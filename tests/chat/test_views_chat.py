@@ -262,3 +262,18 @@ def test_stream_of_a_reply_whose_worker_died_ends_as_failed(thread, annotator, r
     _in_fresh_loop(go())
     live.refresh_from_db()
     assert live.state == MessageState.FAILED and "worker stopped" in live.error
+
+
+def test_panel_fragment_marks_superseded_and_tool_messages(annotator_client: Client, sample, thread, reply,
+                                                           annotator) -> None:
+    newer = ChatMessage.objects.create(thread=thread, role=MessageRole.ASSISTANT, content="better",
+                                       state=MessageState.COMPLETE, replaces=reply,
+                                       context={"reply_to": reply.context["reply_to"]})
+    tool = ChatMessage.objects.create(thread=thread, role=MessageRole.TOOL, content="exe: FAILED: <mismatch>")
+    resp = annotator_client.get(reverse("chat:panel", args=[sample.pk]), {"thread": thread.pk})
+    html = resp.content.decode()
+    assert resp.status_code == 200
+    old_article = html.split(f'id="msg-{reply.pk}"')[0].rsplit("<article", 1)[1]
+    assert "inactive" in old_article  # the regenerated-away reply is shown, marked superseded
+    assert f"replaces #{reply.pk}" in html and f'id="msg-{newer.pk}"' in html
+    assert f'id="msg-{tool.pk}"' in html and "exe: FAILED: &lt;mismatch&gt;" in html

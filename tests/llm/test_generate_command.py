@@ -160,3 +160,18 @@ def test_not_configured(no_llm: None) -> None:
     with pytest.raises(CommandError, match="set LLM_BASE_URL and LLM_MODEL"):
         run("--what", "hip", "demo/add")
     assert not GenerationItem.objects.exists()
+
+
+def test_job_payloads_are_ids_only(llm_settings: FakeOpenAI, rq_settings: str) -> None:
+    import django_rq
+
+    make_sample("demo/ids")
+    run("--what", "instruction", "demo/ids")
+    queue = django_rq.get_queue("default")
+    jobs = queue.get_jobs()
+    assert jobs
+    for job in jobs:
+        assert all(isinstance(a, int) for a in job.args) and not job.kwargs
+    conn = django_rq.get_connection("default")
+    raw = b"".join(b"".join(conn.hgetall(k).values()) for k in conn.keys("rq:job:*"))
+    assert b"sk-test-SECRET-4242" not in raw and llm_settings.url.encode() not in raw
