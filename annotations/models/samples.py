@@ -66,13 +66,22 @@ class Sample(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        # The list orders by (sort key, id) and pages with LIMIT/OFFSET: each index ends in the
+        # id tie-breaker so the database walks it in order and stops after one page, instead of
+        # sorting every match (bench/web_scale.py, docs/performance.md "Web scale").
         indexes = [
-            models.Index(fields=["status", "-updated_at"]),
-            models.Index(fields=["latest_run_outcome", "-updated_at"]),
-            models.Index(fields=["reference_language", "-updated_at"]),
-            models.Index(fields=["target_language", "-updated_at"]),
-            models.Index(fields=["assignee", "-updated_at"]),
-            models.Index(fields=["-updated_at"]),
+            models.Index(fields=["-updated_at", "-id"], name="sample_updated_id"),
+            models.Index(fields=["status", "-updated_at", "-id"], name="sample_status_updated"),
+            models.Index(fields=["latest_run_outcome", "-updated_at", "-id"], name="sample_outcome_updated"),
+            models.Index(fields=["reference_language", "-updated_at", "-id"], name="sample_reflang_updated"),
+            models.Index(fields=["target_language", "-updated_at", "-id"], name="sample_tgtlang_updated"),
+            models.Index(fields=["assignee", "-updated_at", "-id"], name="sample_assignee_updated"),
+            models.Index(fields=["source", "-updated_at", "-id"], name="sample_source_updated"),
+            models.Index(fields=["-created_at", "-id"], name="sample_created_id"),
+            models.Index(fields=["status", "id"], name="sample_status_id"),
+            models.Index(fields=["latest_run_outcome", "id"], name="sample_outcome_id"),
+            # Counting "reference or target language is X" reads this index instead of the table.
+            models.Index(fields=["reference_language", "target_language"], name="sample_languages"),
         ]
 
     def __str__(self) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.core.paginator import Page, Paginator
 from django.db.models import Q, QuerySet
 
 from annotations.models import Revision, Run, Sample, SampleStatus, Tag, User
@@ -114,6 +115,34 @@ def sample_list(query: SampleQuery, *, user: User) -> QuerySet[Sample]:
     # The id tie-breaker keeps pages stable when many rows share a value.
     order = [f"-{column}", "-id"] if descending else [column, "id"]
     return qs.select_related("assignee").order_by(*order)
+
+
+class SamplePaginator(Paginator):
+    """Django's Paginator, with a deferred join for deep pages.
+
+    OFFSET 99,950 on full rows makes the database build every skipped row (1.1 s on SQLite
+    at 100,000 samples). Deep pages first pick the page's ids from the ordering index
+    alone, then load just those rows, in that order.
+    """
+
+    DEFERRED_FROM_OFFSET = 500
+
+    def page(self, number: int | str) -> Page:
+        number = self.validate_number(number)
+        bottom = (number - 1) * self.per_page
+        if bottom < self.DEFERRED_FROM_OFFSET or not isinstance(self.object_list, QuerySet):
+            return super().page(number)
+        top = bottom + self.per_page
+        if top + self.orphans >= self.count:
+            top = self.count
+        ids = list(self.object_list.values_list("pk", flat=True)[bottom:top])
+        model = self.object_list.model
+        related = self.object_list.query.select_related
+        rows = model._default_manager.filter(pk__in=ids)
+        if isinstance(related, dict):
+            rows = rows.select_related(*related)
+        by_id = {row.pk: row for row in rows}
+        return self._get_page([by_id[pk] for pk in ids if pk in by_id], number, self)  # type: ignore[attr-defined]
 
 
 def filter_choices() -> dict[str, list[tuple[str, str]]]:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from django.core.paginator import EmptyPage, Paginator
+from django.core.paginator import EmptyPage
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import path
@@ -20,7 +20,7 @@ def sample_list(request: HttpRequest) -> HttpResponse:
         query = selectors.parse_sample_query(request.GET.dict())
     except selectors.InvalidQuery as exc:
         return error_page(request, str(exc), status=400)
-    paginator = Paginator(selectors.sample_list(query, user=request_user(request)), selectors.PAGE_SIZE)
+    paginator = selectors.SamplePaginator(selectors.sample_list(query, user=request_user(request)), selectors.PAGE_SIZE)
     try:
         page = paginator.page(query.page)
     except EmptyPage:
