@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 
 import django_rq
+from redis.exceptions import RedisError
 from django.utils import timezone
 
 from annotations.models import ChatMessage, GenerationJob
@@ -27,8 +28,16 @@ STOP_CHECK_S = 0.2
 
 
 def enqueue_chat_reply(message_id: int) -> None:
-    django_rq.get_queue(QUEUE).enqueue(chat_reply, message_id, job_timeout=CHAT_JOB_TIMEOUT_S,
-                                       description=f"chat reply {message_id}")
+    try:
+        django_rq.get_queue(QUEUE).enqueue(chat_reply, message_id, job_timeout=CHAT_JOB_TIMEOUT_S,
+                                           description=f"chat reply {message_id}")
+    except RedisError:
+        # The user's message is saved; the reply cannot start. Say so on the
+        # reply instead of leaving it "streaming" forever (or answering 500).
+        log.warning("chat reply %s: the job queue is not reachable", message_id)
+        ChatMessage.objects.filter(pk=message_id, state=MessageState.STREAMING).update(
+            state=MessageState.FAILED,
+            error="The job queue (Redis) is not reachable, so no reply was started; try again later.")
 
 
 def chat_reply(message_id: int) -> str:
@@ -95,8 +104,17 @@ def _throttled(check: Callable[[], bool], every_s: float) -> Callable[[], bool]:
     return wrapped
 
 
+class QueueUnavailable(RuntimeError):
+    pass
+
+
 def enqueue_generation_start(job_id: int) -> None:
-    django_rq.get_queue(QUEUE).enqueue(generation_start, job_id, description=f"generation job {job_id}")
+    try:
+        django_rq.get_queue(QUEUE).enqueue(generation_start, job_id, description=f"generation job {job_id}")
+    except RedisError:
+        raise QueueUnavailable(
+            f"Generation job #{job_id} is saved but the job queue (Redis) is not reachable; "
+            "rerun the same command when it is (finished items are skipped).") from None
 
 
 def generation_start(job_id: int) -> int:

@@ -237,3 +237,13 @@ def test_run_result_is_posted_once_and_feeds_the_next_turn(
 def test_run_without_thread_posts_nothing(sample: Sample) -> None:
     run = Run.objects.create(sample=sample, backend="cpu", status="passed")
     assert chat_service.chat_post_run_result(run=run) is None
+
+
+def test_unreachable_queue_fails_the_reply_with_a_sentence(thread, annotator, llm_settings: FakeOpenAI,
+                                                          settings) -> None:
+    settings.RQ_QUEUES = {name: {"URL": "redis://127.0.0.1:9/0", "DEFAULT_TIMEOUT": 60}
+                          for name in ("default", "cpu", "gpu-rocm", "gpu-cuda")}
+    msg, reply = chat_service.message_post(thread=thread, user=annotator, content="hi")
+    reply.refresh_from_db()
+    assert reply.state == MessageState.FAILED and "Redis" in reply.error
+    assert ChatMessage.objects.filter(pk=msg.pk).exists()  # the user's message is kept

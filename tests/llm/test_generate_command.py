@@ -175,3 +175,12 @@ def test_job_payloads_are_ids_only(llm_settings: FakeOpenAI, rq_settings: str) -
     conn = django_rq.get_connection("default")
     raw = b"".join(b"".join(conn.hgetall(k).values()) for k in conn.keys("rq:job:*"))
     assert b"sk-test-SECRET-4242" not in raw and llm_settings.url.encode() not in raw
+
+
+def test_unreachable_queue_is_a_clear_error_and_resumable(llm_settings: FakeOpenAI, settings) -> None:
+    settings.RQ_QUEUES = {name: {"URL": "redis://127.0.0.1:9/0", "DEFAULT_TIMEOUT": 60}
+                          for name in ("default", "cpu", "gpu-rocm", "gpu-cuda")}
+    make_sample("demo/q")
+    with pytest.raises(CommandError, match="not reachable; rerun the same command"):
+        run("--what", "instruction", "demo/q")
+    assert GenerationItem.objects.get().status == ItemStatus.PENDING

@@ -14,6 +14,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from annotations.jobs.llm import QueueUnavailable
 from annotations.models import GenerationJob
 from annotations.models.llm import GenerationWhat, ItemStatus
 from annotations.services import generation
@@ -37,7 +38,7 @@ class Command(BaseCommand):
             job, todo = generation.generation_job_create(
                 what=opts["what"], samples=samples, concurrency=opts["concurrency"], force=opts["force"],
                 selection={"task_ids": opts["task_ids"], "source": opts["source"]})
-        except generation.GenerationError as exc:
+        except (generation.GenerationError, QueueUnavailable) as exc:
             raise CommandError(str(exc)) from None
         skipped = len(samples) - todo
         self.stdout.write(f"Generation job #{job.pk}: {opts['what']} for {len(samples)} sample(s)"
