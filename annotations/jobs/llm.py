@@ -10,8 +10,8 @@ import time
 from collections.abc import Callable
 
 import django_rq
-from redis.exceptions import RedisError
 from django.utils import timezone
+from redis.exceptions import RedisError
 
 from annotations.models import ChatMessage, GenerationJob
 from annotations.models.chat import MessageState
