@@ -28,15 +28,25 @@ def lexer_for(language: str) -> Lexer:
     return LEXERS.get(language, TextLexer)(stripnl=False, ensurenl=False)
 
 
-def highlight_code(content: str, language: str, *, cache_key: str | None = None) -> SafeString:
-    """Highlighted HTML with line numbers; cached by content hash when one is given."""
-    key = f"hl:{cache_key}:{language}" if cache_key else None
+def highlight_code(
+    content: str, language: str, *, cache_key: str | None = None, first_line: int = 1
+) -> SafeString:
+    """Highlighted HTML with line numbers (from `first_line`: an excerpt keeps its file's
+    numbers); cached by content hash when one is given."""
+    key = f"hl:{cache_key}:{language}:{first_line}" if cache_key else None
     if key:
         cached = cache.get(key)
         if cached is not None:
             return mark_safe(cached)  # noqa: S308 - produced by Pygments below, which escapes
     lexer = lexer_for(language) if len(content) <= MAX_HIGHLIGHT_BYTES else TextLexer()
-    formatter = HtmlFormatter(linenos="table", cssclass="code", lineanchors="L", anchorlinenos=True, wrapcode=True)
+    formatter = HtmlFormatter(
+        linenos="table",
+        linenostart=first_line,
+        cssclass="code",
+        lineanchors="L",
+        anchorlinenos=True,
+        wrapcode=True,
+    )
     html = highlight(content, lexer, formatter)
     if key:
         cache.set(key, html, 3600)

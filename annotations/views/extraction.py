@@ -173,7 +173,7 @@ def extraction_kernel(request: HttpRequest, pk: int, kernel_pk: int) -> HttpResp
             "run": run,
             "kernel": kernel,
             "record": record,
-            "source_html": highlight_code(record.get("source", ""), language),
+            "source_html": highlight_code(record.get("source", ""), language, first_line=kernel.start_line),
             "unit_html": highlight_code(record.get("unit", ""), language),
             "compile": record.get("compile") or {},
         },

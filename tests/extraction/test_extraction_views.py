@@ -191,6 +191,8 @@ class TestFlow:
         assert b"<b>bold</b>" not in page.content and b"&lt;b&gt;bold&lt;/b&gt;" in page.content
         assert b"<script>alert(1)</script>" not in page.content
         assert b"No host launch found" in page.content
+        # The source keeps its file's line numbers (the kernel starts on line 2).
+        assert b'href="#L-2"' in page.content and b'href="#L-1"' in page.content  # unit starts at 1
 
     def test_import_errors_are_400(self, annotator_client: Client, done_run: KernelExtraction) -> None:
         url = reverse("extraction:import", args=[done_run.pk])
