@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import django_rq
-from django.db import close_old_connections
+from django.db import close_old_connections, connection
 
 from annotations.models import ImportBatch
 from annotations.models.ingest import JobState
@@ -21,7 +21,10 @@ def enqueue_import(batch_id: int) -> None:
 
 def import_batch_job(batch_id: int) -> str:
     """Run a queued batch. A retried or duplicated job finds the batch no longer queued and does nothing."""
-    close_old_connections()
+    if not connection.in_atomic_block:
+        # A long-lived worker may hold a connection the database dropped. (Under pytest the
+        # in-process worker runs inside the test's transaction, which must stay open.)
+        close_old_connections()
     batch = ImportBatch.objects.select_related("created_by").filter(pk=batch_id).first()
     if batch is None or batch.state != JobState.QUEUED:
         return "nothing to do"
