@@ -98,6 +98,11 @@ def extract_source(path: Path, options: ExtractOptions, *, name: str | None = No
             unpacked = unpack(path, Path(tmp) / "src", options.archive_limits)
             root = unpacked.root
             files = sorted(unpacked.files)
+            # GitHub-style archives hold one top directory (repo-main/...): paths
+            # and task ids are relative to it, as they would be for the checkout.
+            tops = {f.relative_to(root).parts[0] for f in files if len(f.relative_to(root).parts) > 1}
+            if len(tops) == 1 and all(len(f.relative_to(root).parts) > 1 for f in files):
+                root = root / tops.pop()
             for member, why in unpacked.skipped:
                 if why != "not a CUDA/HIP/C++ source":
                     problems.append(

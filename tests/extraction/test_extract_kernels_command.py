@@ -49,13 +49,13 @@ def test_import_creates_samples_once(tmp_path: Path) -> None:
     out, _ = run(str(archive), "--no-compile", "--import")
     assert "imported 7 sample(s), 0 already present" in out
     sample = Sample.objects.get(
-        task_id="extracted/mmcv_like/mmcv_like/common/cuda/roi_align_cuda_kernel.cuh::roi_align_forward_cuda_kernel"
+        task_id="extracted/mmcv_like/common/cuda/roi_align_cuda_kernel.cuh::roi_align_forward_cuda_kernel"
     )
     assert sample.source == "extracted"
     assert sample.kernel_name == "roi_align_forward_cuda_kernel"
     assert sample.reference_language == "cuda"
     assert sample.provenance["repository"] == "mmcv_like"
-    assert sample.provenance["path"] == "mmcv_like/common/cuda/roi_align_cuda_kernel.cuh"
+    assert sample.provenance["path"] == "common/cuda/roi_align_cuda_kernel.cuh"
     assert (sample.provenance["start_line"], sample.provenance["end_line"]) == (9, 64)
     assert "templated" in sample.provenance["flags"]
     assert {t.name for t in sample.tags.all()} >= {"extracted", "templated"}
