@@ -46,6 +46,7 @@ HALF_INCLUDES = {
     "cuda": {"__half": "cuda_fp16.h", "__nv_bfloat16": "cuda_bf16.h"},
     "hip": {"__half": "hip/hip_fp16.h", "__hip_bfloat16": "hip/hip_bf16.h"},
 }
+POOL_MIN_FILES = 16
 WARP_NAMES = re.compile(r"^__(shfl|ballot|any|all|activemask|syncwarp|reduce_\w+_sync)")
 
 
@@ -176,7 +177,9 @@ def _parse_all(
 
     workers = options.workers()
     pool: ProcessPoolExecutor | None = None
-    if (workers > 1 and len(files) > 1) or (options.isolate and files):
+    # Starting a parser process costs about a second (spawn + imports): worth it
+    # for trees, not for a handful of files, unless isolation is asked for.
+    if (workers > 1 and len(files) >= POOL_MIN_FILES) or (options.isolate and files):
         # spawn: libclang state never crosses a fork, and a crash in libclang
         # breaks the pool instead of the caller.
         pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"))

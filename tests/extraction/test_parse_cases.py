@@ -149,7 +149,7 @@ def test_line_thresholds(tmp_path: Path) -> None:
 
 def test_the_process_pool_gives_the_same_answer(corpus_dir: Path) -> None:
     serial = extract_source(corpus_dir, ExtractOptions(compile=False, jobs=1))
-    pooled = extract_source(corpus_dir, ExtractOptions(compile=False, jobs=2))
+    pooled = extract_source(corpus_dir, ExtractOptions(compile=False, jobs=2, isolate=True))
     assert [k.to_dict() for k in serial.kernels] == [k.to_dict() for k in pooled.kernels]
 
 
