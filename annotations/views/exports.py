@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -126,16 +127,28 @@ _BLOCK = 512
 _CHUNK = 1 << 16
 
 
+def _snapshot_paths(root: Path) -> list[str]:
+    """Every regular file under the snapshot folder (gold files included), sorted; links are skipped."""
+    paths = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in filenames:
+            target = Path(dirpath) / name
+            if target.is_file() and not target.is_symlink():
+                paths.append(target.relative_to(root).as_posix())
+    return sorted(paths)
+
+
 def _tar_stream(snapshot: ExportSnapshot) -> Iterator[bytes]:
     """A tar (pax) archive written by hand, one chunk at a time: memory stays flat for any size.
 
-    Entries are in the manifest's order, then the manifest; mtime is fixed, so
-    the same snapshot always gives the same archive bytes.
+    Entries are sorted by path and mtime is fixed, so the same snapshot always
+    gives the same archive bytes.
     """
     prefix = _slug(snapshot)
-    paths = [f["path"] for f in snapshot.files] + [MANIFEST]
-    for relpath in paths:
-        target = _snapshot_file(snapshot, relpath)
+    root = Path(snapshot.directory).resolve()
+    for relpath in _snapshot_paths(root):
+        target = root / relpath
         info = tarfile.TarInfo(f"{prefix}/{relpath}")
         info.size = target.stat().st_size
         info.mode = 0o644
@@ -154,7 +167,7 @@ def _tar_stream(snapshot: ExportSnapshot) -> Iterator[bytes]:
 @role_required(Capability.MAINTAIN)
 def export_archive(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     snapshot = get_snapshot_for_user(_user(request), pk)
-    if snapshot.state != JobState.DONE:
+    if snapshot.state != JobState.DONE or not Path(snapshot.directory).is_dir():
         raise Http404("This snapshot has no files yet.")
     response = StreamingHttpResponse(_tar_stream(snapshot), content_type="application/x-tar")
     response["Content-Disposition"] = f'attachment; filename="{_slug(snapshot)}.tar"'

@@ -7,7 +7,8 @@ Layout of a snapshot (every layout shares the first three files):
     README.md              the dataset card, with statistics
     hf/README.md           ("hf" layout) a card whose YAML `configs` points `datasets` at hf/data/train.jsonl
     hf/data/train.jsonl    ("hf" layout) the rows with free-form objects as JSON strings
-    tritonbench/<name>.py  ("tritonbench" layout) reference, a line of 146 '#', the test
+    tritonbench/<name>.py  ("tritonbench" layout) reference, a line of 146 '#', the test;
+                           listed with its sha256 in its sample's manifest entry
 
 Why it is byte-identical for the same data: rows come in task_id order and are
 dumped with sorted keys and fixed separators; the only date is `created_at`,
@@ -84,9 +85,10 @@ class _HashingFile:
         self._fh.write(data)
         self.size += len(data)
 
-    def close(self) -> dict[str, Any]:
+    def close(self, *, sync: bool = True) -> dict[str, Any]:
         self._fh.flush()
-        os.fsync(self._fh.fileno())
+        if sync:
+            os.fsync(self._fh.fileno())
         self._fh.close()
         return {"path": self.relpath, "sha256": self._hash.hexdigest(), "bytes": self.size}
 
@@ -172,15 +174,19 @@ class SnapshotResult:
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def _gold_name(task_id: str, used: set[str]) -> str:
-    """A file name for the TritonBench layout that no task id can turn into a path."""
+def _gold_name(task_id: str) -> str:
+    """A file name for the TritonBench layout that no task id can turn into a path.
+
+    Task ids made only of safe lower-case characters are used as they are;
+    any other gets a short hash of the id, so "a/b", "a_b" and "A_b" never
+    collide (not even on a case-insensitive file system) and no set of names
+    has to be kept in memory.
+    """
     base = _UNSAFE.sub("_", task_id).strip("._") or "task"
-    name, n = base, 1
-    while name.lower() in used:
-        n += 1
-        name = f"{base}_{n}"
-    used.add(name.lower())
-    return f"{name}.py"
+    if base == task_id and base == base.lower():
+        return f"{base[:150]}.py"
+    digest = hashlib.sha256(task_id.encode("utf-8")).hexdigest()[:10]
+    return f"{base[:150]}-{digest}.py"
 
 
 def _hf_row(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -300,6 +306,8 @@ def write_snapshot(
     tmp.chmod(0o755)
     try:
         result = _write(items, tmp, name=name, filters=filters, layouts=layouts, progress=progress)
+        if "tritonbench" in layouts:
+            os.sync()  # the gold files were not fsynced one by one
         if out_dir.exists():
             out_dir.rmdir()
         os.replace(tmp, out_dir)
@@ -325,7 +333,7 @@ def _write(
     files: list[dict[str, Any]] = []
     dataset = _HashingFile(root, DATASET)
     hf = _HashingFile(root, "hf/data/train.jsonl") if "hf" in layouts else None
-    gold_names: set[str] = set()
+    gold_count = 0
     # The per-sample part of the manifest, spooled so memory stays flat.
     spool = tempfile.TemporaryFile(mode="w+", encoding="utf-8", dir=root)  # noqa: SIM115 - closed in finally
     previous = None
@@ -348,11 +356,15 @@ def _write(
             dataset.write(line)
             if hf is not None:
                 hf.write(dumps_row(_hf_row(row)) + "\n")
+            gold_entry = None
             if "tritonbench" in layouts and row["language"] == "triton" and row["reference"] is not None:
-                gold = _HashingFile(root, "tritonbench/" + _gold_name(item.task_id, gold_names))
+                gold = _HashingFile(root, "tritonbench/" + _gold_name(item.task_id))
                 reference = row["reference"] if row["reference"].endswith("\n") else row["reference"] + "\n"
                 gold.write(f"{reference}{TRITONBENCH_SEPARATOR}\n{row['test']}")
-                files.append(gold.close())
+                # One fsync per small file would dominate the export; the
+                # os.sync() before the snapshot is renamed into place covers them.
+                gold_entry = gold.close(sync=False)
+                gold_count += 1
             stats.add(row)
             spool.write(
                 json.dumps(
@@ -360,6 +372,9 @@ def _write(
                         "sample_id": item.sample_id,
                         "task_id": item.task_id,
                         "revisions": {kind: rev["id"] for kind, rev in row["revisions"].items()},
+                        # Its gold file, hash included: listed here rather than in
+                        # "files" so the manifest header stays small for any size.
+                        **({"tritonbench_file": gold_entry} if gold_entry else {}),
                     },
                     sort_keys=True,
                     ensure_ascii=False,
@@ -376,6 +391,8 @@ def _write(
             card.write(_hf_card(name))
             files.append(card.close())
         stats_dict = stats.as_dict()
+        if "tritonbench" in layouts:
+            stats_dict["tritonbench_files"] = gold_count
         created_at = stats.newest_approval
         card = _HashingFile(root, CARD)
         card.write(
@@ -428,14 +445,16 @@ def _write(
 
 
 def verify_snapshot(directory: Path) -> list[str]:
-    """Re-hash every file the manifest lists; return the problems (empty = intact)."""
+    """Re-hash every file the manifest lists (gold files included); return the problems (empty = intact)."""
     directory = Path(directory)
     try:
         manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         return [f"manifest.json unreadable: {exc}"]
+    entries = list(manifest.get("files", []))
+    entries += [s["tritonbench_file"] for s in manifest.get("samples", []) if "tritonbench_file" in s]
     problems = []
-    for entry in manifest.get("files", []):
+    for entry in entries:
         path = directory / entry["path"]
         try:
             digest = hashlib.sha256(path.read_bytes()).hexdigest()

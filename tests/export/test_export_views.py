@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 def done_snapshot(reviewer, maintainer, settings, tmp_path: Path) -> ExportSnapshot:
     settings.DATA_DIR = tmp_path
     approved_sample("v/1", reviewer)
-    snapshot = export_create(name="Kernels <v1>", filters={}, layouts=["hf"], actor=maintainer)
+    snapshot = export_create(name="Kernels <v1>", filters={}, layouts=["hf", "tritonbench"], actor=maintainer)
     done = export_run(snapshot_id=snapshot.pk)
     assert done is not None and done.state == JobState.DONE
     return done
@@ -163,8 +163,11 @@ def test_archive_holds_every_file_and_is_reproducible(maintainer_client, done_sn
     with tarfile.open(fileobj=io.BytesIO(first)) as tar:
         names = tar.getnames()
         prefix = names[0].split("/")[0]
+        manifest = json.loads((Path(done_snapshot.directory) / "manifest.json").read_text(encoding="utf-8"))
+        gold = [s["tritonbench_file"]["path"] for s in manifest["samples"]]
+        assert len(gold) == 1
         assert sorted(n.split("/", 1)[1] for n in names) == sorted(
-            [f["path"] for f in done_snapshot.files] + ["manifest.json"]
+            [f["path"] for f in done_snapshot.files] + ["manifest.json", *gold]
         )
         member = tar.extractfile(f"{prefix}/dataset.jsonl")
         assert member is not None

@@ -107,19 +107,33 @@ def test_card_has_statistics(tmp_path: Path) -> None:
 
 
 def test_tritonbench_gold_files(tmp_path: Path) -> None:
-    write_snapshot(_items(), tmp_path / "s", name="s", filters={}, layouts=["tritonbench"])
+    result = write_snapshot(_items(), tmp_path / "s", name="s", filters={}, layouts=["tritonbench"])
     gold = sorted((tmp_path / "s/tritonbench").iterdir())
-    assert [p.name for p in gold] == ["demo_add-triton.py", "demo_add.py", "demo_z.py"]
-    text = gold[0].read_text(encoding="utf-8")
+    assert len(gold) == 3
+    manifest = json.loads(result.manifest_path.read_text(encoding="utf-8"))
+    entries = {s["task_id"]: s["tritonbench_file"] for s in manifest["samples"]}
+    assert entries["demo/add"]["path"].startswith("tritonbench/demo_add-")
+    text = (tmp_path / "s" / entries["demo/add-triton"]["path"]).read_text(encoding="utf-8")
     assert text == f"{TRITON_REFERENCE}{TRITONBENCH_SEPARATOR}\n{TRITON_TEST}"
     assert len(TRITONBENCH_SEPARATOR) == 146 and set(TRITONBENCH_SEPARATOR) == {"#"}
+    assert manifest["counts"]["tritonbench_files"] == 3
+    assert verify_snapshot(tmp_path / "s") == []
+    Path(tmp_path / "s" / entries["demo/z"]["path"]).write_text("tampered")
+    assert verify_snapshot(tmp_path / "s") == [
+        f"{entries['demo/z']['path']}: sha256 {__import__('hashlib').sha256(b'tampered').hexdigest()}"
+        " does not match the manifest"
+    ]
 
 
 def test_gold_file_names_never_escape_or_collide(tmp_path: Path) -> None:
-    items = [export_input("../../etc/passwd", 1), export_input("a/b", 2), export_input("a_b", 3)]
+    items = [
+        export_input(t, i) for i, t in enumerate(["../../etc/passwd", "A_b", "a/b", "a_b", "plain-id"], 1)
+    ]
     write_snapshot(items, tmp_path / "s", name="s", filters={}, layouts=["tritonbench"])
     names = sorted(p.name for p in (tmp_path / "s/tritonbench").iterdir())
-    assert names == ["a_b.py", "a_b_2.py", "etc_passwd.py"]
+    assert len(names) == 5 and len({n.lower() for n in names}) == 5
+    assert "plain-id.py" in names and "a_b.py" in names
+    assert all(n.startswith(("etc_passwd-", "A_b-", "a_b", "plain-id")) for n in names)
     assert not (tmp_path / "etc").exists()
 
 
