@@ -102,9 +102,9 @@ def format_by_name(name: str) -> ModuleType:
 
 def _check_exists(path: Path) -> None:
     if not path.exists():
-        raise UnreadableInput(f"{path} does not exist")
+        raise UnreadableInput(f"{path.name} does not exist")
     if not (path.is_file() or path.is_dir()):
-        raise UnreadableInput(f"{path} is not a regular file or a directory")
+        raise UnreadableInput(f"{path.name} is not a regular file or a directory")
 
 
 def detect_format(path: Path) -> ModuleType:
