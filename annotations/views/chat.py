@@ -216,10 +216,12 @@ def thread_run(request: HttpRequest, pk: int) -> HttpResponse:
     if backend not in Backend.values:
         return _fail(request, thread, f"Unknown backend {backend[:20]!r}; use one of {', '.join(Backend.values)}.")
     try:
-        run = chat_service.thread_run(thread=thread, user=user, backend=backend)
-    except ImportError:
+        from annotations.services.runs import RunError
+    except ImportError:  # the verification area is optional in a partial checkout
         return _fail(request, thread, "Verification is not available in this installation.", status=503)
-    except ValueError as exc:  # the runs service's own refusals (e.g. no candidate yet)
+    try:
+        run = chat_service.thread_run(thread=thread, user=user, backend=backend)
+    except RunError as exc:  # the runs service's own refusals (e.g. no candidate or test yet)
         return _fail(request, thread, str(exc))
     note = ChatMessage.objects.create(
         thread=thread, role="system", author=user,

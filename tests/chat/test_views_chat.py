@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import threading
 from collections.abc import Coroutine
 from typing import Any
@@ -277,3 +278,12 @@ def test_panel_fragment_marks_superseded_and_tool_messages(annotator_client: Cli
     assert "inactive" in old_article  # the regenerated-away reply is shown, marked superseded
     assert f"replaces #{reply.pk}" in html and f'id="msg-{newer.pk}"' in html
     assert f'id="msg-{tool.pk}"' in html and "exe: FAILED: &lt;mismatch&gt;" in html
+
+
+@pytest.mark.skipif(importlib.util.find_spec("annotations.services.runs") is None,
+                    reason="the runs service (verification area) is not in this checkout")
+def test_run_refusal_is_a_clear_400(annotator_client: Client, thread) -> None:
+    # The fixture sample has no test revision: the runs service refuses, the panel says why.
+    resp = annotator_client.post(reverse("chat:run", args=[thread.pk]), {"backend": "cpu"}, HTTP_HX_REQUEST="true")
+    assert resp.status_code == 400 and "has no test revision" in resp.content.decode()
+    assert not ChatMessage.objects.filter(thread=thread).exists()
