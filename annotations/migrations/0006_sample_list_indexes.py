@@ -48,14 +48,6 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name='sample',
-            index=models.Index(fields=['reference_language', '-updated_at', '-id'], name='sample_reflang_updated'),
-        ),
-        migrations.AddIndex(
-            model_name='sample',
-            index=models.Index(fields=['target_language', '-updated_at', '-id'], name='sample_tgtlang_updated'),
-        ),
-        migrations.AddIndex(
-            model_name='sample',
             index=models.Index(fields=['assignee', '-updated_at', '-id'], name='sample_assignee_updated'),
         ),
         migrations.AddIndex(
@@ -73,9 +65,5 @@ class Migration(migrations.Migration):
         migrations.AddIndex(
             model_name='sample',
             index=models.Index(fields=['latest_run_outcome', 'id'], name='sample_outcome_id'),
-        ),
-        migrations.AddIndex(
-            model_name='sample',
-            index=models.Index(fields=['reference_language', 'target_language'], name='sample_languages'),
         ),
     ]

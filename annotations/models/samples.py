@@ -73,15 +73,14 @@ class Sample(models.Model):
             models.Index(fields=["-updated_at", "-id"], name="sample_updated_id"),
             models.Index(fields=["status", "-updated_at", "-id"], name="sample_status_updated"),
             models.Index(fields=["latest_run_outcome", "-updated_at", "-id"], name="sample_outcome_updated"),
-            models.Index(fields=["reference_language", "-updated_at", "-id"], name="sample_reflang_updated"),
-            models.Index(fields=["target_language", "-updated_at", "-id"], name="sample_tgtlang_updated"),
             models.Index(fields=["assignee", "-updated_at", "-id"], name="sample_assignee_updated"),
             models.Index(fields=["source", "-updated_at", "-id"], name="sample_source_updated"),
             models.Index(fields=["-created_at", "-id"], name="sample_created_id"),
             models.Index(fields=["status", "id"], name="sample_status_id"),
             models.Index(fields=["latest_run_outcome", "id"], name="sample_outcome_id"),
-            # Counting "reference or target language is X" reads this index instead of the table.
-            models.Index(fields=["reference_language", "target_language"], name="sample_languages"),
+            # No index on the languages: the filter is "reference OR target is X", and with one the
+            # planners collect every match and sort it (330 ms at 100,000 samples) instead of
+            # walking sample_updated_id and stopping after a page (1 ms).
         ]
 
     def __str__(self) -> str:
