@@ -150,17 +150,19 @@ def reviewers() -> QuerySet[User]:
     return User.objects.filter(role__in=["reviewer", "maintainer"], is_active=True).order_by("username")
 
 
-def next_in_queue(user: User, after: Sample) -> Sample | None:
-    """The sample after `after` in my review queue (wrapping to the first), for the `n` shortcut."""
+def next_in_queue(user: User, after: Sample, *, step: int = 1) -> Sample | None:
+    """The sample after (step=1) or before (step=-1) `after` in my review queue, wrapping around.
+
+    When `after` is not in the queue (just reviewed, say), the first sample of the queue.
+    """
     ids = list(needs_my_review(user).values_list("pk", flat=True)[:500])
     others = [pk for pk in ids if pk != after.pk]
     if not others:
         return None
-    if after.pk in ids:
-        position = ids.index(after.pk)
-        following = [pk for pk in ids[position + 1 :]] or others
-        return Sample.objects.get(pk=following[0])
-    return Sample.objects.get(pk=others[0])
+    if after.pk not in ids:
+        return Sample.objects.get(pk=others[0])
+    position = ids.index(after.pk)
+    return Sample.objects.get(pk=ids[(position + step) % len(ids)])
 
 
 def comments(sample: Sample) -> list[Comment]:

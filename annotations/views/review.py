@@ -125,6 +125,9 @@ def _review_context(request: HttpRequest, sample: Sample, form: dict[str, Any] |
         "verdicts": Verdict.choices,
         "form": form,
         "next_sample": selectors.next_in_queue(user, sample) if user_can(user, Capability.REVIEW) else None,
+        "previous_sample": (
+            selectors.next_in_queue(user, sample, step=-1) if user_can(user, Capability.REVIEW) else None
+        ),
         "diff": diff_ctx,
         "comments": selectors.comments(sample),
         "events": selectors.audit_trail(sample),

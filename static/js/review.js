@@ -27,6 +27,11 @@
         if (next) window.location.href = next.href;
         break;
       }
+      case "k": {
+        const previous = document.querySelector("[data-previous]") || document.querySelector("[data-next]");
+        if (previous) window.location.href = previous.href;
+        break;
+      }
       case "d":
         toggleDiff();
         break;
