@@ -73,13 +73,16 @@ def passing_run_of_current(sample: Sample) -> Run | None:
     """The newest finished, passing (call and exe) run of our own whose revisions are exactly the current ones.
 
     "Exactly": the run used the current revision of every run kind the sample has,
-    and nothing else (imported agent runs never count).
+    and nothing else. Imported agent runs, pre-evaluation runs and runs with
+    overridden code never count.
     """
     current = {kind: rev.pk for kind, rev in current_revisions(sample, RUN_KINDS).items()}
     if not current:
         return None
+    # Only ordinary verification runs: a pre-evaluation run verifies another model's candidate
+    # (passed in as an override), not the revisions it links to.
     candidates = Run.objects.filter(
-        sample=sample, imported=False, status=RunStatus.PASSED, call_ok=True, exe_ok=True
+        sample=sample, imported=False, purpose="verify", status=RunStatus.PASSED, call_ok=True, exe_ok=True
     ).order_by("-created_at", "-id")[:50]
     runs = list(candidates.defer("log"))
     links: dict[int, dict[str, int]] = {}
@@ -88,6 +91,8 @@ def passing_run_of_current(sample: Sample) -> Run | None:
     ):
         links.setdefault(run_id, {})[kind] = revision_id
     for run in runs:
+        if getattr(run, "overrides", None):
+            continue  # it ran code that is not one of its revisions
         if links.get(run.pk, {}) == current:
             return run
     return None

@@ -40,10 +40,10 @@ def reviewable_sample(task_id: str = "demo/add", *, author: User | None = None, 
 
 def record_run(sample: Sample, *, status: str = "passed", call_ok: bool | None = True, exe_ok: bool | None = True,
                imported: bool = False, log: str = "build ok\ncall ok\nexe ok\n", message: str = "",
-               revisions: dict | None = None) -> Run:
+               revisions: dict | None = None, purpose: str = "verify") -> Run:
     """Record a finished run of the sample's current revisions (or of `revisions`, kind -> Revision)."""
     run = Run.objects.create(sample=sample, backend="cpu", status=status, call_ok=call_ok, exe_ok=exe_ok,
-                             imported=imported, log=log, message=message,
+                             imported=imported, log=log, message=message, purpose=purpose,
                              failed_stage="" if status == "passed" else "exe")
     used = revisions if revisions is not None else current_revisions(sample, RUN_KINDS)
     for kind, rev in used.items():

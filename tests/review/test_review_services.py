@@ -155,8 +155,9 @@ class TestApproval:
             {"status": "passed", "exe_ok": None},
             {"status": "passed", "call_ok": False},
             {"imported": True},
+            {"purpose": "pre-eval"},
         ],
-        ids=["failed", "exe-not-checked", "call-failed", "imported-agent-run"],
+        ids=["failed", "exe-not-checked", "call-failed", "imported-agent-run", "pre-evaluation-run"],
     )
     def test_only_our_own_passing_call_and_exe_run_counts(self, annotator, reviewer, run_kwargs):
         sample = reviewable_sample(author=annotator, submit_by=annotator, passing_run=False)
