@@ -63,6 +63,8 @@ CREATED, UPDATED, UNCHANGED = "created", "updated", "unchanged"
 # first: few commits keep SQLite fast, and the progress bar still moves.
 CHUNK_RECORDS = 500
 CHUNK_SECONDS = 1.0
+# A file that is wrong on every line still gets a readable result page and a bounded batch row.
+MAX_STORED_ERRORS = 100_000
 RUN_STATUSES = {RunStatus.PASSED, RunStatus.FAILED, RunStatus.ERROR}
 
 
@@ -316,6 +318,14 @@ class _Tally:
     updated: int = 0
     unchanged: int = 0
     errors: list[dict[str, Any]] = field(default_factory=list)
+    # Errors beyond MAX_STORED_ERRORS are counted, not stored (the batch row is rewritten per chunk).
+    unstored_errors: int = 0
+
+    def add_error(self, error: RecordError) -> None:
+        if len(self.errors) < MAX_STORED_ERRORS:
+            self.errors.append(_error_dict(error))
+        else:
+            self.unstored_errors += 1
     processed: int = 0
     progress_bytes: int = 0
 
@@ -379,7 +389,13 @@ def import_batch_execute(
         raise
     batch.progress_bytes = max(batch.progress_bytes, batch.total_bytes)
     batch.save(update_fields=["progress_bytes"])
-    return _finish(batch, state=JobState.DONE, message="dry run: nothing was written" if batch.dry_run else "")
+    notes = []
+    if batch.dry_run:
+        notes.append("dry run: nothing was written")
+    if tally.unstored_errors:
+        notes.append(f"only the first {MAX_STORED_ERRORS:,} errors are listed; {tally.unstored_errors:,} more were "
+                     "counted")
+    return _finish(batch, state=JobState.DONE, message="; ".join(notes))
 
 
 def _import_chunk(chunk: list[ParsedRecord | RecordError], *, batch: ImportBatch, user: User | None,
@@ -401,7 +417,7 @@ def _import_chunk(chunk: list[ParsedRecord | RecordError], *, batch: ImportBatch
             tally.processed += 1
             tally.progress_bytes = max(tally.progress_bytes, item.byte_offset)
             if isinstance(item, RecordError):
-                tally.errors.append(_error_dict(item))
+                tally.add_error(item)
             elif item.task_id not in snapshot.samples:
                 new_records.append(item)
             elif snapshot.unchanged(item):
@@ -427,10 +443,10 @@ def _import_one(record: ParsedRecord, *, batch: ImportBatch, user: User | None, 
         outcome = sample_import(record=record, batch=batch, user=user)
     except (DatabaseError, SampleError, RevisionError, RecordImportError, ValueError) as exc:
         # The record's savepoint rolled back: no half-written sample.
-        tally.errors.append(_error_dict(RecordError(
+        tally.add_error(RecordError(
             message=f"could not be saved: {exc}", line=record.line, index=record.index, file=record.file,
             task_id=record.task_id,
-        )))
+        ))
         return
     if outcome == CREATED:
         tally.created += 1
@@ -600,7 +616,7 @@ def _bulk_create_new(records: list[ParsedRecord], *, batch: ImportBatch, user: U
 
 def _save_progress(batch: ImportBatch, tally: _Tally) -> None:
     batch.created, batch.updated, batch.unchanged = tally.created, tally.updated, tally.unchanged
-    batch.error_count = len(tally.errors)
+    batch.error_count = len(tally.errors) + tally.unstored_errors
     batch.errors = tally.errors
     batch.processed = tally.processed
     batch.progress_bytes = tally.progress_bytes

@@ -30,6 +30,8 @@ IMPORTER_ROLES = frozenset({Role.ANNOTATOR, Role.MAINTAINER})
 RECENT = 30
 # Errors sent per poll: a file with 100,000 bad lines streams them in pieces.
 ERRORS_PER_POLL = 500
+# Errors rendered with the page itself; the rest stream in pages of ERRORS_PER_POLL.
+DETAIL_ERRORS = 1000
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._+-]+")
 
 
@@ -119,8 +121,12 @@ def import_upload(request: HttpRequest) -> HttpResponse:
 @role_required(Capability.ANNOTATE)
 def import_detail(request: HttpRequest, pk: int) -> HttpResponse:
     batch = get_batch_for_user(request_user(request), pk)
-    return render(request, "imports/detail.html", {"batch": batch, "errors": batch.errors,
-                                                   "cursor": len(batch.errors), **_status_context(batch)})
+    shown = batch.errors[:DETAIL_ERRORS]
+    context = _status_context(batch)
+    # The rest of a long error list (and, while running, new errors) arrive through the fragment.
+    context.update({"errors": shown, "cursor": len(shown),
+                    "load_more": not context["finished"] or len(batch.errors) > len(shown)})
+    return render(request, "imports/detail.html", context)
 
 
 def _status_context(batch: ImportBatch) -> dict[str, object]:
@@ -134,7 +140,8 @@ def _status_context(batch: ImportBatch) -> dict[str, object]:
 def import_progress(request: HttpRequest, pk: int) -> HttpResponse:
     """The status fragment plus the error rows after `cursor` (an index into the batch's errors).
 
-    Headers: X-Cursor (pass it back next time) and X-Finished ("1" once the batch is done or failed).
+    Headers: X-Cursor (pass it back next time), X-Finished ("1" once the batch is done or failed and
+    every error was sent) and X-More ("1" while stored errors remain beyond this page).
     """
     batch = get_batch_for_user(request_user(request), pk)
     try:
@@ -147,6 +154,8 @@ def import_progress(request: HttpRequest, pk: int) -> HttpResponse:
     next_cursor = cursor + len(new_errors)
     response["X-Cursor"] = str(next_cursor)
     response["X-Finished"] = "1" if context["finished"] and next_cursor >= len(batch.errors) else "0"
+    # More stored errors wait beyond this page: the page asks again at once instead of after a pause.
+    response["X-More"] = "1" if next_cursor < len(batch.errors) else "0"
     response["Cache-Control"] = "no-store"
     return response
 

@@ -7,7 +7,6 @@
   var url = live.dataset.progressUrl;
   var cursor = live.dataset.cursor || "0";
   var rows = document.getElementById("import-error-rows");
-  var count = document.getElementById("import-error-count");
   var delay = 700;
 
   function poll() {
@@ -16,7 +15,8 @@
         if (!resp.ok) throw new Error("HTTP " + resp.status);
         var next = resp.headers.get("X-Cursor");
         var finished = resp.headers.get("X-Finished") === "1";
-        return resp.text().then(function (html) { return { html: html, next: next, finished: finished }; });
+        var more = resp.headers.get("X-More") === "1";
+        return resp.text().then(function (html) { return { html: html, next: next, finished: finished, more: more }; });
       })
       .then(function (r) {
         var box = document.createElement("div");
@@ -27,9 +27,8 @@
         var tpl = box.querySelector("template#import-new-errors");
         if (tpl && rows) rows.appendChild(tpl.content.cloneNode(true));
         if (r.next !== null) cursor = r.next;
-        if (count) count.textContent = rows ? rows.children.length : count.textContent;
         if (r.finished) return;
-        setTimeout(poll, delay);
+        setTimeout(poll, r.more ? 0 : delay);
       })
       .catch(function () { setTimeout(poll, 3000); });
   }

@@ -127,3 +127,18 @@ def test_agent_pair_upload(annotator_client: Client, drain_queues, settings, tmp
     drain_queues("default")
     batch = ImportBatch.objects.get()
     assert batch.dry_run and batch.format == "agent-run" and batch.created == 3 and not Sample.objects.exists()
+
+
+def test_long_error_lists_stream_in_pages(annotator_client: Client, annotator) -> None:  # type: ignore[no-untyped-def]
+    errors = [{"line": i, "index": None, "field": "", "message": f"bad {i}", "task_id": "", "file": ""}
+              for i in range(1, 1601)]
+    batch = ImportBatch.objects.create(file_name="many.jsonl", created_by=annotator, state=JobState.DONE,
+                                       errors=errors, error_count=1600)
+    body = annotator_client.get(f"/imports/{batch.pk}/").content.decode()
+    assert "bad 1000<" in body and "bad 1001<" not in body
+    assert 'data-cursor="1000"' in body  # the page fetches the rest
+    first = annotator_client.get(f"/imports/{batch.pk}/progress/?cursor=1000")
+    assert (first["X-Cursor"], first["X-More"], first["X-Finished"]) == ("1500", "1", "0")
+    last = annotator_client.get(f"/imports/{batch.pk}/progress/?cursor=1500")
+    assert (last["X-Cursor"], last["X-More"], last["X-Finished"]) == ("1600", "0", "1")
+    assert "bad 1600<" in last.content.decode()

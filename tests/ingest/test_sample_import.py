@@ -145,6 +145,14 @@ class TestBadInputAndFailures:
         assert counts(batch) == (2, 0, 0, 3)
         assert [(e["line"], e["field"]) for e in batch.errors] == [(2, ""), (4, "task_id"), (5, "complete_prompt")]
 
+    def test_error_list_is_capped_but_counted(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(service, "MAX_STORED_ERRORS", 2)
+        p = tmp_path / "b.jsonl"
+        p.write_text((FIXTURES / "bigcodebench_small.jsonl").read_text() + "{bad\n" * 4)
+        batch = run_import(p)
+        assert counts(batch) == (2, 0, 0, 4) and len(batch.errors) == 2
+        assert "2 more were counted" in batch.message
+
     def test_unreadable_input_fails_the_batch(self, tmp_path: Path) -> None:
         batch = run_import(tmp_path / "missing.jsonl")
         assert batch.state == JobState.FAILED and "does not exist" in batch.message
