@@ -17,9 +17,13 @@ AGENT = FIXTURES / "agent" / "20250709_gaagent_hip_3.jsonl"
 
 def parse(path: Path, fmt: str | None = None) -> tuple[str, list[ParsedRecord], list[RecordError]]:
     module, items = parse_input(path, fmt)
-    records, errors = [], []
+    records: list[ParsedRecord] = []
+    errors: list[RecordError] = []
     for item in items:
-        (errors if isinstance(item, RecordError) else records).append(item)
+        if isinstance(item, RecordError):
+            errors.append(item)
+        else:
+            records.append(item)
     return (module.NAME if module else ""), records, errors
 
 

@@ -16,7 +16,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "ingest"
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(10**12), 10**12) | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=20),
+    | st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=20),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=4),
     max_leaves=20,
 )
