@@ -15,7 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotations.access import Capability, check_capability, request_user, role_required
+from annotations.access import Capability, check_capability, request_user, role_required, user_can
 from annotations.highlight import highlight_code
 from annotations.models import ExtractedKernel, KernelExtraction, User
 from annotations.services import extraction as service
@@ -65,7 +65,11 @@ def extraction_list(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "extraction/list.html",
-        {"runs": runs, "can_maintain": user.role == "maintainer", "defaults": service.extraction_options({})},
+        {
+            "runs": runs,
+            "can_maintain": user_can(user, Capability.MAINTAIN),
+            "defaults": service.extraction_options({}),
+        },
     )
 
 
