@@ -134,18 +134,34 @@ def _merged_provenance(old: dict[str, Any], new: dict[str, Any]) -> dict[str, An
     return merged
 
 
+SAMPLE_FIELDS = ("kernel_name", "entry_point", "reference_language", "target_language", "difficulty")
+
+
+def _field_updates(sample: Sample, record: ParsedRecord) -> dict[str, Any]:
+    """Sample fields the record changes.
+
+    The sample's own format (the one that created it) may change any of them.
+    Another format (a gold file for a TritonBench-G task) only fills what is
+    empty: it never rewrites what the sample's own format said.
+    """
+    same_format = sample.provenance.get("format") == record.provenance.get("format")
+    updates: dict[str, Any] = {}
+    for name in SAMPLE_FIELDS:
+        value = getattr(record, name)
+        current = getattr(sample, name)
+        if value in ("", None) or current == value:
+            continue
+        if same_format or current in ("", None):
+            updates[name] = value
+    return updates
+
+
 def _update_sample(sample: Sample, record: ParsedRecord) -> list[str]:
     """Bring sample-level fields up to date; returns the names of what changed."""
     changed: list[str] = []
-    same_format = sample.provenance.get("format") == record.provenance.get("format")
-    if same_format:
-        # Another format (a gold file for a TritonBench-G task) only adds; it never
-        # rewrites what the sample's own format said.
-        for name in ("kernel_name", "entry_point", "reference_language", "target_language", "difficulty"):
-            value = getattr(record, name)
-            if value not in ("", None) and getattr(sample, name) != value:
-                setattr(sample, name, value)
-                changed.append(name)
+    for name, value in _field_updates(sample, record).items():
+        setattr(sample, name, value)
+        changed.append(name)
     provenance = _merged_provenance(sample.provenance or {}, record.provenance)
     if provenance != sample.provenance:
         sample.provenance = provenance
@@ -495,11 +511,8 @@ class _Snapshot:
     def unchanged(self, record: ParsedRecord) -> bool:
         """True when importing `record` would write nothing (mirrors sample_import's decisions)."""
         sample = self.samples[record.task_id]
-        if sample.provenance.get("format") == record.provenance.get("format"):
-            for name in ("kernel_name", "entry_point", "reference_language", "target_language", "difficulty"):
-                value = getattr(record, name)
-                if value not in ("", None) and getattr(sample, name) != value:
-                    return False
+        if _field_updates(sample, record):
+            return False
         if _merged_provenance(sample.provenance or {}, record.provenance) != sample.provenance:
             return False
         wanted = {t.strip().lower()[:64] for t in record.tags if t and t.strip()}

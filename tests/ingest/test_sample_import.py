@@ -127,6 +127,16 @@ class TestOtherFormats:
         assert counts(run_import(FIXTURES / "tritonbench_g_small.json")) == (0, 0, 2, 0)
         assert counts(run_import(FIXTURES / "gold")) == (0, 0, 2, 0)
 
+    def test_gold_first_then_json_fills_what_is_empty(self) -> None:
+        run_import(FIXTURES / "gold")
+        add = Sample.objects.get(task_id="tritonbench-g/add_example")
+        assert add.difficulty is None and add.provenance["format"] == "tritonbench-gold"
+        assert counts(run_import(FIXTURES / "tritonbench_g_small.json")) == (0, 2, 0, 0)
+        add.refresh_from_db()
+        assert add.difficulty == 1 and add.provenance["other_sources"]["tritonbench-g"]["repo"] == "example/triton-add"
+        assert add.revisions.filter(kind="reference").count() == 1  # identical code is not repeated
+        assert counts(run_import(FIXTURES / "tritonbench_g_small.json")) == (0, 0, 2, 0)
+
     def test_bigcodebench_sample(self) -> None:
         run_import(FIXTURES / "bigcodebench_small.jsonl")
         s = Sample.objects.get(task_id="bigcodebench/0")
