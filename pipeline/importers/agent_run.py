@@ -35,7 +35,7 @@ from pipeline.importers.common import (
     type_name,
 )
 from pipeline.importers.reading import InputFile, Item, iter_object, read_span
-from pipeline.importers.records import ParsedRecord, RecordError, RevisionData
+from pipeline.importers.records import ParsedRecord, RecordError, RevisionData, UnreadableInput
 
 NAME = "agent-run"
 LABEL = "Agent run output (<run>.jsonl + <run>_mem.json)"
@@ -62,7 +62,7 @@ def run_stem(jsonl: Path) -> str:
 
 def detect(path: Path, head: bytes) -> bool:
     if path.name.endswith(MEM_SUFFIX):
-        return run_paths(path)[0].is_file()
+        return True  # parse() explains when the .jsonl is not beside it
     return head_has(head, "predict", "label", "filename")
 
 
@@ -106,6 +106,9 @@ class MemIndex:
 
 def parse(path: Path) -> Iterator[ParsedRecord | RecordError]:
     jsonl, mem_path = run_paths(path)
+    if not jsonl.is_file():
+        raise UnreadableInput(f"{mem_path.name} is the second half of an agent run: import {jsonl.name} "
+                              "(with this file beside it)")
     stem = run_stem(jsonl)
     mem: MemIndex | None = None
     if mem_path.is_file():

@@ -122,6 +122,11 @@ class TestAgentRun:
         _, records, errors = parse(AGENT.with_name("20250709_gaagent_hip_3_mem.json"))
         assert len(records) == 3 and errors == []
 
+    def test_mem_file_alone(self, tmp_path: Path) -> None:
+        shutil.copy(AGENT.with_name("20250709_gaagent_hip_3_mem.json"), tmp_path / "r_mem.json")
+        with pytest.raises(UnreadableInput, match="import r.jsonl"):
+            parse(tmp_path / "r_mem.json")
+
     def test_without_mem_file(self, tmp_path: Path) -> None:
         shutil.copy(AGENT, tmp_path / "run7.jsonl")
         _, records, errors = parse(tmp_path / "run7.jsonl")
