@@ -11,8 +11,8 @@ Use them from any test area:
         browser_page.goto(live_server.url + "/samples/")
         screenshot(browser_page, "sample-list")
 
-- `browser` (session): one chromium process for the whole run; the tests skip
-  with the reason when chromium or Playwright is missing.
+- `browser` (module): one chromium process per test module; the tests skip with
+  the reason when chromium or Playwright is missing.
 - `browser_context` / `browser_page`: a fresh context (cookies, storage) per test;
   collects JavaScript errors in `page.js_errors` (a list of strings) so a test can
   assert that none happened, and dialogs (`alert()` from an XSS payload, say) in
@@ -24,7 +24,9 @@ Use them from any test area:
 
 Playwright's sync API runs an event loop in the test thread, which makes Django
 refuse ORM calls from it ("SynchronousOnlyOperation"); the tests are plain
-synchronous code, so DJANGO_ALLOW_ASYNC_UNSAFE is set while a browser is in use.
+synchronous code, so DJANGO_ALLOW_ASYNC_UNSAFE is set while Playwright runs. The
+browser lives per module (not per session) so that the variable and the loop are
+gone again for the ordinary tests that follow.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ def _chromium_path() -> str | None:
     return shutil.which("chromium")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     try:
         from playwright.sync_api import sync_playwright
