@@ -47,6 +47,7 @@ HALF_INCLUDES = {
     "hip": {"__half": "hip/hip_fp16.h", "__hip_bfloat16": "hip/hip_bf16.h"},
 }
 POOL_MIN_FILES = 16
+INSTANTIATIONS_MARK = "\n// Explicit instantiations ("
 WARP_NAMES = re.compile(r"^__(shfl|ballot|any|all|activemask|syncwarp|reduce_\w+_sync)")
 
 
@@ -338,7 +339,7 @@ def _finish(k: dict[str, Any], launches: list[Launch], missing: list[str], optio
             if sources
             else "no launch names the types: float by default"
         )
-        unit += f"\n// Explicit instantiations ({why})\n"
+        unit += f"{INSTANTIATIONS_MARK}{why})\n"
         unit += "\n".join(_instantiation_line(k, args) for args in inst) + "\n"
     n_lines = k["end_line"] - k["start_line"] + 1
     flags = []
@@ -393,25 +394,41 @@ def _finish(k: dict[str, Any], launches: list[Launch], missing: list[str], optio
 # -- compiling -------------------------------------------------------------
 
 
+def _check_kernel(k: Kernel, options: ExtractOptions) -> CompileResult:
+    """Compile the unit; if it fails with several instantiations, compile each alone.
+
+    A GPU expert wants to know "float and double are fine, __half is not" rather
+    than one red mark: ATen's c10::Half mixes with double literals, CUDA's __half
+    does not.
+    """
+    result = check_unit(
+        k.unit, k.language, timeout_s=options.compile_timeout_s, cache_dir=options.compile_cache_dir
+    )
+    if result.compiles is not False or len(k.instantiations) < 2 or INSTANTIATIONS_MARK not in k.unit:
+        return result
+    base, _, tail = k.unit.partition(INSTANTIATIONS_MARK)
+    header, _, lines_text = tail.partition("\n")
+    lines = [ln for ln in lines_text.split("\n") if ln.strip()]
+    if len(lines) != len(k.instantiations):
+        return result
+    per: dict[str, bool] = {}
+    for args, line in zip(k.instantiations, lines, strict=True):
+        alone = f"{base}{INSTANTIATIONS_MARK}{header}\n{line}\n"
+        one = check_unit(
+            alone, k.language, timeout_s=options.compile_timeout_s, cache_dir=options.compile_cache_dir
+        )
+        per[f"<{', '.join(args)}>"] = bool(one.compiles)
+    result.per_instantiation = per
+    return result
+
+
 def _compile_all(kernels: list[Kernel], options: ExtractOptions) -> None:
     total = len(kernels)
     if not total:
         return
     done = 0
     with ThreadPoolExecutor(max_workers=options.workers()) as pool:
-        futures = [
-            (
-                k,
-                pool.submit(
-                    check_unit,
-                    k.unit,
-                    k.language,
-                    timeout_s=options.compile_timeout_s,
-                    cache_dir=options.compile_cache_dir,
-                ),
-            )
-            for k in kernels
-        ]
+        futures = [(k, pool.submit(_check_kernel, k, options)) for k in kernels]
         for k, fut in futures:
             k.compile = fut.result()
             done += 1

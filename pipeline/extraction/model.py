@@ -42,6 +42,9 @@ class CompileResult:
     message: str  # compiler output (capped) or the reason it was not checked
     command: str | None = None
     seconds: float | None = None
+    # When the unit fails and instantiates several types: which ones compile on
+    # their own, e.g. {"<float>": true, "<__half>": false}.
+    per_instantiation: dict[str, bool] | None = None
 
 
 @dataclass

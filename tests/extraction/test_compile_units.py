@@ -83,3 +83,28 @@ def test_hip_unit_with_hipcc(corpus_dir: Path) -> None:
     (kernel,) = report.kernels
     assert kernel.compile.compiles is True, kernel.compile.message
     assert kernel.compile.command and "--offload-arch=gfx90a" in kernel.compile.command
+
+
+def test_per_type_results_when_only_half_fails(tmp_path: Path) -> None:
+    """ATen's c10::Half mixes with double literals; CUDA's __half does not. Say which type fails."""
+    if find_nvcc() is None:
+        pytest.skip("nvcc is not installed")
+    (tmp_path / "clamp.cu").write_text(
+        "#include <ATen/ATen.h>\n"
+        "template <typename T>\n"
+        "__global__ void clamp_kernel(T* x, int n) {\n"
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  if (i < n && x[i] < -1.0) x[i] = -1.0;\n"
+        "}\n"
+        "void clamp(at::Tensor t) {\n"
+        '  AT_DISPATCH_FLOATING_TYPES_AND_HALF(t.scalar_type(), "clamp", [&] {\n'
+        "    clamp_kernel<scalar_t><<<(t.numel() + 255) / 256, 256>>>(t.data_ptr<scalar_t>(), t.numel());\n"
+        "  });\n"
+        "}\n"
+    )
+    report = extract_source(tmp_path, ExtractOptions(compile=True))
+    (kernel,) = report.kernels
+    assert kernel.diagnostics == []  # the parse, with c10::Half's operators, is clean
+    assert kernel.instantiations == [["double"], ["float"], ["__half"]]
+    assert kernel.compile.compiles is False
+    assert kernel.compile.per_instantiation == {"<double>": True, "<float>": True, "<__half>": False}

@@ -105,6 +105,10 @@ class Command(BaseCommand):
             self.stderr.write(f"{p.severity}: {where}: {p.message}")
         for k in report.kernels:
             compiled = {True: "compiles", False: "does NOT compile", None: "not compiled"}[k.compile.compiles]
+            if k.compile.per_instantiation:
+                compiled += "; " + ", ".join(
+                    f"{args} {'ok' if ok else 'fails'}" for args, ok in k.compile.per_instantiation.items()
+                )
             flags = f" [{', '.join(k.flags)}]" if k.flags else ""
             out.write(
                 f"{report.source}/{k.file}:{k.start_line}-{k.end_line} {k.qualified_name} ({compiled}){flags}"
