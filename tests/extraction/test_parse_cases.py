@@ -205,3 +205,31 @@ def test_toolkit_headers_serve_what_the_shim_does_not(tmp_path: Path) -> None:
     shim_only = extract_source(tmp_path, ExtractOptions(compile=False, toolkit_headers=False))
     assert shim_only.missing_includes == ["cub/block/block_reduce.cuh"]
     assert "parse_errors" in shim_only.kernels[0].flags
+
+
+def test_high_dependency_and_dependent_launches(tmp_path: Path) -> None:
+    helpers = "".join(f"__device__ float h{i}(float v) {{ return v + {i}.f; }}\n" for i in range(10))
+    calls = " + ".join(f"h{i}(x[0])" for i in range(10))
+    write(
+        tmp_path,
+        {
+            "k.cu": (
+                helpers
+                + f"__global__ void busy(float* x) {{\n  x[0] = {calls};\n}}\n"
+                + "template <typename T>\n__global__ void scale(T* x, T s) {\n  x[threadIdx.x] *= s;\n}\n"
+                + "template <typename T>\nvoid launch_scale(T* x, T s, int n) {\n"
+                + "  scale<T><<<(n + 127) / 128, 128>>>(x, s);\n}\n"
+                + "template void launch_scale<double>(double*, double, int);\n"
+            )
+        },
+    )
+    report = extract_source(tmp_path, ExtractOptions(compile=False))
+    k = by_name(report)
+    assert len(k["busy"].device_functions) == 10
+    assert "high_dependency" in k["busy"].flags
+    (launch,) = k["scale"].launches
+    # Inside a template launcher the kernel's arguments are the launcher's parameters.
+    assert launch.dependent is True and launch.template_args == []
+    assert (launch.grid, launch.block, launch.caller) == ("(n + 127) / 128", "128", "launch_scale")
+    assert "default_instantiation" in k["scale"].flags
+    assert k["scale"].instantiations == [["float"]]
