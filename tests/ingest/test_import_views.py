@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from io import StringIO
 from pathlib import Path
 
 import pytest
@@ -142,3 +143,17 @@ def test_long_error_lists_stream_in_pages(annotator_client: Client, annotator) -
     last = annotator_client.get(f"/imports/{batch.pk}/progress/?cursor=1500")
     assert (last["X-Cursor"], last["X-More"], last["X-Finished"]) == ("1600", "0", "1")
     assert "bad 1600<" in last.content.decode()
+
+
+def test_imported_agent_sample_page_renders(annotator_client: Client) -> None:
+    from django.core.management import call_command
+
+    call_command("import_samples", str(FIXTURES / "agent" / "20250709_gaagent_hip_3.jsonl"), stdout=StringIO(),
+                 stderr=StringIO())
+    sample = Sample.objects.get(task_id="20250709_gaagent_hip_3/sin_kernel")
+    response = annotator_client.get(f"/samples/{sample.pk}/")
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "20250709_gaagent_hip_3/sin_kernel" in body and "sine_kernel" in body
+    if "Imported runs" in body:  # the runs panel (verification area) lists imported runs apart
+        assert "not run here" in body
