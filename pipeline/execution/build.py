@@ -20,6 +20,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -32,6 +33,10 @@ from pipeline.execution.sandbox import EXITED, StepLimits, run_step, scrubbed_en
 from pipeline.execution.spec import Source
 
 COMPAT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hip")
+# A light <torch/extension.h> (see the header): tried first, the real one if the source needs more.
+LIGHT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "light")
+# Errors that mean "the light header lacks a declaration", not "the source is wrong".
+_LIGHT_MISS = re.compile(r'(namespace "(torch|at|c10)[^"]*" has no member|is not a member of .(torch|at|c10)\b)')
 BUILD_FORMAT = 1  # bump when the cache layout or the command lines change meaning
 
 
@@ -61,8 +66,14 @@ def _compat_sha() -> str:
     return h.hexdigest()
 
 
-def _torch_flags(info: dict[str, Any], name: str) -> list[str]:
-    flags = [f"-I{p}" for p in info.get("include_paths", [])]
+def _light_sha() -> str:
+    with open(os.path.join(LIGHT_DIR, "torch", "extension.h"), "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
+def _torch_flags(info: dict[str, Any], name: str, light: bool = False) -> list[str]:
+    flags = [f"-I{LIGHT_DIR}"] if light else []
+    flags += [f"-I{p}" for p in info.get("include_paths", [])]
     flags.append(f"-I{info['python_include']}")
     flags += [
         f"-DTORCH_EXTENSION_NAME={name}",
@@ -82,10 +93,10 @@ def _link_flags(info: dict[str, Any], libs: list[str]) -> list[str]:
 
 def compiler_argv(
     *, language: str, backend: str, info: dict[str, Any], name: str, src: str, out: str,
-    compile_only: bool, extra: tuple[str, ...] = (),
+    compile_only: bool, extra: tuple[str, ...] = (), light: bool = False,
 ) -> tuple[str, list[str]]:
     """The compiler and argv for one source; `name`/`src`/`out` may be placeholders."""
-    torch_flags = _torch_flags(info, name)
+    torch_flags = _torch_flags(info, name, light)
     base_libs = ["c10", "torch", "torch_cpu", "torch_python"]
     if language == "cpp":
         argv = ["g++", "-std=c++17", "-O2", "-fPIC", *torch_flags, *extra]
@@ -130,6 +141,7 @@ def cache_key(*, code: str, language: str, backend: str, info: dict[str, Any], a
         "toolchain": {k: info.get(k, "") for k in ("torch", "torch_cuda", "torch_hip", "nvcc", "hipcc", "gxx",
                                                    "python", "capability", "arch")},
         "compat": _compat_sha() if language == "hip" else "",
+        "light": _light_sha() if any(LIGHT_DIR in a for a in argv) else "",
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
@@ -155,11 +167,53 @@ def build(
     extra_cflags: tuple[str, ...] = (),
     on_line: Callable[[str], None] | None = None,
     cancel: threading.Event | None = None,
+    light: bool | None = None,
 ) -> BuildResult:
-    """Build one native source (kernel + C++ wrapper already joined) or return it from the cache."""
+    """Build one native source (kernel + C++ wrapper already joined) or return it from the cache.
+
+    Sources that include <torch/extension.h> are first built against the light
+    header; if that fails for a missing torch declaration, they are rebuilt with the
+    real one (the log says so).
+    """
+    if light is None:
+        light = "torch/extension.h" in source.code and os.environ.get("KS_LIGHT_TORCH_HEADER", "1") == "1"
+    result = _build(source=source, backend=backend, info=info, cache_root=cache_root, limits=limits,
+                    compile_only=compile_only, extra_cflags=extra_cflags, on_line=on_line, cancel=cancel,
+                    light=light)
+    if light and not result.ok and result.status == EXITED and needs_full_header(result.log):
+        if on_line:
+            on_line("[build] the light torch/extension.h lacks something this source uses; "
+                    "building again with the full header")
+        full = _build(source=source, backend=backend, info=info, cache_root=cache_root, limits=limits,
+                      compile_only=compile_only, extra_cflags=extra_cflags, on_line=on_line, cancel=cancel,
+                      light=False)
+        full.wall_s += result.wall_s
+        full.cpu_s += result.cpu_s
+        return full
+    return result
+
+
+def needs_full_header(log: str) -> bool:
+    """True when a light-header build failed for a torch declaration the light header leaves out."""
+    return bool(_LIGHT_MISS.search(log))
+
+
+def _build(
+    *,
+    source: Source,
+    backend: str,
+    info: dict[str, Any],
+    cache_root: str,
+    limits: StepLimits,
+    compile_only: bool,
+    extra_cflags: tuple[str, ...],
+    on_line: Callable[[str], None] | None,
+    cancel: threading.Event | None,
+    light: bool,
+) -> BuildResult:
     compiler, template = compiler_argv(
         language=source.language, backend=backend, info=info, name="@NAME@", src="@SRC@", out="@OUT@",
-        compile_only=compile_only, extra=extra_cflags,
+        compile_only=compile_only, extra=extra_cflags, light=light,
     )
     if not shutil.which(compiler):
         return BuildResult(ok=False, status="missing", compiler=compiler, compile_only=compile_only,

@@ -109,3 +109,12 @@ def test_build_cache_key_changes_with_the_source(fresh_cache: str) -> None:
     assert a.ok and b.ok and again.ok
     assert not a.cache_hit and not b.cache_hit and again.cache_hit
     assert a.path != b.path and a.path == again.path
+
+
+def test_the_light_header_fallback_triggers_only_on_missing_torch_declarations() -> None:
+    from pipeline.execution.build import needs_full_header
+
+    assert needs_full_header('source.cu(12): error: namespace "torch::nn" has no member "functional"')
+    assert needs_full_header("source.cpp:5:12: error: 'nn' is not a member of 'torch'")
+    assert not needs_full_header("source.cpp:3:39: error: 'y' was not declared in this scope")
+    assert not needs_full_header('source.cu(7): error: identifier "undefined_symbol" is undefined')
