@@ -1,4 +1,4 @@
-"""Importing: persist what `pipeline.importers` parsed, idempotently, one record at a time.
+"""Importing: persist what `pipeline.importers` parsed, idempotently, record by record.
 
 Rules (issue 3, docs/importing.md):
 - Each record is written inside its own savepoint, inside a transaction per
@@ -336,14 +336,24 @@ class _Tally:
     errors: list[dict[str, Any]] = field(default_factory=list)
     # Errors beyond MAX_STORED_ERRORS are counted, not stored (the batch row is rewritten per chunk).
     unstored_errors: int = 0
+    processed: int = 0
+    progress_bytes: int = 0
 
     def add_error(self, error: RecordError) -> None:
         if len(self.errors) < MAX_STORED_ERRORS:
             self.errors.append(_error_dict(error))
         else:
             self.unstored_errors += 1
-    processed: int = 0
-    progress_bytes: int = 0
+
+    def mark(self) -> tuple[int, ...]:
+        return (self.created, self.updated, self.unchanged, len(self.errors), self.unstored_errors, self.processed,
+                self.progress_bytes)
+
+    def restore(self, mark: tuple[int, ...]) -> None:
+        """Forget a chunk whose transaction rolled back, so the batch's counts stay true."""
+        (self.created, self.updated, self.unchanged, n_errors, self.unstored_errors, self.processed,
+         self.progress_bytes) = mark
+        del self.errors[n_errors:]
 
 
 def _error_dict(error: RecordError) -> dict[str, Any]:
@@ -388,18 +398,22 @@ def import_batch_execute(
     batch.total_bytes = total
     batch.save(update_fields=["format", "total_bytes"])
     tally = _Tally()
+    mark = tally.mark()
     try:
         for chunk in _chunks(items):
+            mark = tally.mark()
             _import_chunk(chunk, batch=batch, user=user, tally=tally)
             _save_progress(batch, tally)
             if on_progress:
                 on_progress(batch)
     except UnreadableInput as exc:
+        # Raised while reading (between chunks): every counted record is committed.
         _save_progress(batch, tally)
         return _finish(batch, state=JobState.FAILED, message=f"stopped: {exc}")
     except Exception as exc:
         # The chunk in flight rolled back whole; what committed before stays (and
         # re-importing is idempotent, so running the batch again finishes it).
+        tally.restore(mark)
         _save_progress(batch, tally)
         _finish(batch, state=JobState.FAILED, message=f"stopped by an unexpected error: {type(exc).__name__}: {exc}")
         raise

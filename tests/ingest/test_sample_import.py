@@ -202,6 +202,24 @@ class TestBadInputAndFailures:
         monkeypatch.setattr(service, "revision_create", real)
         assert counts(run_import(AGENT)) == (1, 0, 2, 0)
 
+    def test_unexpected_error_stops_the_batch_with_true_counts(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(service, "CHUNK_RECORDS", 1)
+        real = service._bulk_create_new
+
+        def explode_on_second(records, **kwargs):  # type: ignore[no-untyped-def]
+            if records[0].task_id.endswith("cosine_compute"):
+                raise RuntimeError("a bug, not bad input")
+            return real(records, **kwargs)
+
+        monkeypatch.setattr(service, "_bulk_create_new", explode_on_second)
+        batch = import_batch_create(path=AGENT, user=None)
+        with pytest.raises(RuntimeError):
+            import_batch_execute(batch=batch)
+        batch.refresh_from_db()
+        assert batch.state == JobState.FAILED and "RuntimeError: a bug" in batch.message
+        assert (batch.created, batch.processed) == (1, 1)  # only the committed chunk is counted
+        assert list(Sample.objects.values_list("task_id", flat=True)) == ["20250709_gaagent_hip_3/sin_kernel"]
+
     def test_sample_import_directly(self) -> None:
         record = ParsedRecord(task_id="demo/one", source="demo", revisions=[
             RevisionData(kind="reference", content="x = 1\n", author_label="import:demo"),
