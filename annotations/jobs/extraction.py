@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import django_rq
-from django.db import close_old_connections
 
 QUEUE = "default"
 # Parsing is ~10 files/s per core; the compile check is seconds per kernel
@@ -25,6 +24,8 @@ def enqueue_extraction(extraction_id: int) -> str:
 def extract_kernels(extraction_id: int) -> str:
     from annotations.services.extraction import extraction_run
 
-    close_old_connections()
+    # No close_old_connections() here: rqworker runs each job in a fresh fork with
+    # no connection open, and in tests a SimpleWorker shares the test's connection
+    # (on PostgreSQL closing it would end the test's transaction).
     extraction = extraction_run(extraction_id=extraction_id)
     return extraction.state if extraction is not None else "already claimed"
