@@ -147,6 +147,16 @@ def build_row(item: ExportInput) -> dict[str, Any]:
     if not entry_point:
         raise RowError("the sample has no entry point")
     solution = arts[solution_kind].content
+    # A C++ wrapper (launcher + PYBIND11_MODULE) is appended to the candidate
+    # before building (docs/test-contract.md): the solution is both, in that order.
+    wrapper = arts.get("wrapper")
+    joined_wrapper = (
+        solution_kind == "candidate"
+        and wrapper is not None
+        and (wrapper.language or "").lower() in C_FAMILY_LANGUAGES
+    )
+    if joined_wrapper and wrapper is not None:
+        solution = solution + ("" if solution.endswith("\n") else "\n") + wrapper.content
     analysis: dict[str, Any] | None = None
     if "analysis" in arts:
         try:
@@ -189,6 +199,9 @@ def build_row(item: ExportInput) -> dict[str, Any]:
         # The sample's own entry point (the name the test calls); `entry_point`
         # above is the function the code prompt asks for.
         "sample_entry_point": sample_entry_point,
+        # Only when canonical_solution is candidate + C++ wrapper: the candidate
+        # alone, so an import gives back each revision as it was.
+        **({"candidate": arts["candidate"].content} if joined_wrapper else {}),
         "reference": arts["reference"].content if "reference" in arts else None,
         "instruction": arts["instruction"].content,
         "artifacts": {kind: a.content for kind, a in sorted(arts.items()) if kind not in _NAMED_KINDS},

@@ -163,6 +163,9 @@ def _record(row: dict[str, Any], *, line: int, offset: int) -> ParsedRecord | Re
 
     contents: dict[str, str] = {"instruction": row["instruction"], "test": row["test"]}
     contents[solution_kind] = row["canonical_solution"]
+    if solution_kind == "candidate" and isinstance(row.get("candidate"), str):
+        # canonical_solution is candidate + C++ wrapper; the wrapper is in artifacts.
+        contents["candidate"] = row["candidate"]
     if isinstance(row.get("reference"), str):
         contents["reference"] = row["reference"]
     for kind, content in artifacts.items():

@@ -198,3 +198,30 @@ def test_hip_candidate_without_the_entry_point_uses_its_pybind_export(tmp_path: 
     row = json.loads((tmp_path / "s/dataset.jsonl").read_text(encoding="utf-8"))
     assert row["entry_point"] == "kernel_function" and row["sample_entry_point"] == "add_wrapper"
     assert row["code_prompt"].endswith("torch::Tensor kernel_function(torch::Tensor x, torch::Tensor y) {\n")
+
+
+def test_cpp_wrapper_is_appended_to_the_candidate_and_imports_back_apart(tmp_path: Path) -> None:
+    from pipeline.importers import ks_export
+    from tests.export.builders import art
+    from tests.export.kernels import HIP_CANDIDATE
+
+    cut = HIP_CANDIDATE.index("torch::Tensor add_wrapper")
+    kernel_only, launcher = HIP_CANDIDATE[:cut], "#include <torch/extension.h>\n" + HIP_CANDIDATE[cut:]
+    base = export_input("demo/wrapped", 1)
+    item = export_input(
+        "demo/wrapped",
+        1,
+        artifacts={
+            **base.artifacts,
+            "candidate": art(15, "candidate", kernel_only, "hip"),
+            "wrapper": art(16, "wrapper", launcher, "cpp"),
+        },
+    )
+    write_snapshot([item], tmp_path / "s", name="s", filters={})
+    row = json.loads((tmp_path / "s/dataset.jsonl").read_text(encoding="utf-8"))
+    assert row["canonical_solution"] == kernel_only + launcher
+    assert row["code_prompt"].endswith("torch::Tensor add_wrapper(torch::Tensor x, torch::Tensor y) {\n")
+    assert row["candidate"] == kernel_only and row["artifacts"]["wrapper"] == launcher
+    (record,) = list(ks_export.parse(tmp_path / "s"))
+    contents = {r.kind: r.content for r in record.revisions}
+    assert contents["candidate"] == kernel_only and contents["wrapper"] == launcher
