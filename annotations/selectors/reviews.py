@@ -240,6 +240,12 @@ def runs_with_logs(sample: Sample, limit: int = 100) -> list[Run]:
     return list(Run.objects.filter(sample=sample).defer("log").order_by("-created_at", "-id")[:limit])
 
 
+def kinds_with_revisions(sample: Sample) -> list[str]:
+    """The kinds this sample has revisions of, in the diff picker's order."""
+    present = set(Revision.objects.filter(sample=sample).order_by().values_list("kind", flat=True).distinct())
+    return [k for k in DIFF_KINDS if k in present]
+
+
 def diff_default_pair(sample: Sample, kind: str) -> tuple[Revision, Revision] | None:
     """Initial (first) against current (newest) revision of a kind, or None when there is only one."""
     qs = Revision.objects.filter(sample=sample, kind=kind).order_by("seq")

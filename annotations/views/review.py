@@ -342,7 +342,7 @@ def diff(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
     return render(
         request,
         "review/diff.html",
-        {"sample": sample, "kind": kind, "kinds": [k for k in selectors.DIFF_KINDS], "revisions": revisions,
+        {"sample": sample, "kind": kind, "kinds": selectors.kinds_with_revisions(sample), "revisions": revisions,
          "d": ctx, "unified_url": ctx["url"] + "&format=unified", "whole_url": f"{base_url}?a={a.pk}&b={b.pk}&context=all"},
     )
 
