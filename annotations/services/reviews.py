@@ -224,7 +224,7 @@ def review_record(
         previous = locked.status
         data: dict[str, object]
         if verdict == Verdict.APPROVE:
-            approvals = selectors.active_approvals(locked).values("reviewer").distinct().count()
+            approvals = selectors.active_approvals(locked).order_by().values("reviewer").distinct().count()
             required = settings.REVIEW_REQUIRED_APPROVALS
             new_status = SampleStatus.APPROVED if approvals >= required else SampleStatus.IN_REVIEW
             data = {"approvals": approvals, "required": required, "run_id": run.pk if run else None}
