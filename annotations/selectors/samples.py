@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from django.core.paginator import Page, Paginator
 from django.db.models import Q, QuerySet
+from django.http import QueryDict
 
 from annotations.models import Revision, Run, Sample, SampleStatus, Tag, User
 from annotations.models.samples import Language, RevisionKind, RunOutcome
@@ -42,8 +44,14 @@ class SampleQuery:
     active_filters: dict[str, str] = field(default_factory=dict)
 
 
-def parse_sample_query(params: dict[str, str]) -> SampleQuery:
+def parse_sample_query(params: Mapping[str, str]) -> SampleQuery:
     """Validate the list's query string strictly: a bad value is a 400, never a 500 or a silent ignore."""
+    if isinstance(params, QueryDict):
+        # `?status=bogus&status=draft` would otherwise quietly use one value and drop the other.
+        for key, values in params.lists():
+            if len(values) > 1:
+                raise InvalidQuery(f"The parameter {key[:40]!r} is given {len(values)} times; give it once.")
+        params = {key: str(value) for key, value in params.items()}
     search = params.get("q", "").strip()
     if len(search) > MAX_SEARCH_LENGTH:
         raise InvalidQuery(f"The search text is {len(search)} characters long; at most {MAX_SEARCH_LENGTH} are allowed.")
@@ -69,7 +77,7 @@ def parse_sample_query(params: dict[str, str]) -> SampleQuery:
     if len(source) > 128:
         raise InvalidQuery("The source is too long (at most 128 characters).")
     sort = params.get("sort", DEFAULT_SORT) or DEFAULT_SORT
-    if sort.lstrip("-") not in SORT_KEYS:
+    if sort.removeprefix("-") not in SORT_KEYS:
         raise InvalidQuery(f"Unknown sort key {sort!r}. Use one of: {', '.join(SORT_KEYS)} (prefix - for descending).")
     raw_page = params.get("page", "1") or "1"
     try:
@@ -111,7 +119,7 @@ def sample_list(query: SampleQuery, *, user: User) -> QuerySet[Sample]:
     if query.source:
         qs = qs.filter(source=query.source)
     descending = query.sort.startswith("-")
-    column = SORT_KEYS[query.sort.lstrip("-")]
+    column = SORT_KEYS[query.sort.removeprefix("-")]
     # The id tie-breaker keeps pages stable when many rows share a value.
     order = [f"-{column}", "-id"] if descending else [column, "id"]
     return qs.select_related("assignee").order_by(*order)

@@ -17,7 +17,7 @@ from annotations.views.common import error_page
 @role_required(Capability.READ)
 def sample_list(request: HttpRequest) -> HttpResponse:
     try:
-        query = selectors.parse_sample_query(request.GET.dict())
+        query = selectors.parse_sample_query(request.GET)
     except selectors.InvalidQuery as exc:
         return error_page(request, str(exc), status=400)
     paginator = selectors.SamplePaginator(selectors.sample_list(query, user=request_user(request)), selectors.PAGE_SIZE)
