@@ -16,7 +16,13 @@ from typing import Any
 import clang.cindex as ci
 
 from pipeline.extraction import clangast as ast
-from pipeline.extraction.toolchain import PRELUDE, SHIM_DIR, SHIM_INCLUDE_DIR, builtin_include_dir
+from pipeline.extraction.toolchain import (
+    FALLBACK_BUILTIN_DIR,
+    PRELUDE,
+    SHIM_DIR,
+    SHIM_INCLUDE_DIR,
+    builtin_include_dir,
+)
 
 CK = ci.CursorKind
 
@@ -82,8 +88,9 @@ def clang_args(config: ParseConfig, main_file: str) -> list[str]:
         str(SHIM_DIR),
     ]
     builtin = builtin_include_dir()
-    if builtin:
-        args += ["-isystem", builtin]
+    # Without any compiler's builtin headers, our minimal ones stand in (after
+    # the C library's, which may include_next them).
+    args += ["-isystem", builtin] if builtin else ["-idirafter", str(FALLBACK_BUILTIN_DIR)]
     args += ["-I", os.path.dirname(main_file)]
     for d in config.include_dirs:
         args += ["-I", d]

@@ -20,6 +20,8 @@ from pathlib import Path
 SHIM_DIR = Path(__file__).resolve().parent / "shim"
 SHIM_INCLUDE_DIR = SHIM_DIR / "include"
 PRELUDE = SHIM_DIR / "ks_prelude.h"
+# stddef.h, stdint.h, float.h, limits.h of our own, for hosts with no compiler headers at all.
+FALLBACK_BUILTIN_DIR = SHIM_DIR / "fallback"
 
 
 def _version_key(path: str) -> tuple[int, ...]:
@@ -30,6 +32,8 @@ def _version_key(path: str) -> tuple[int, ...]:
 def builtin_include_dir() -> str | None:
     """clang's (or failing that GCC's) builtin header directory, or None."""
     explicit = os.environ.get("KS_CLANG_RESOURCE_INCLUDE")
+    if explicit and explicit.lower() == "none":
+        return None
     if explicit and os.path.isfile(os.path.join(explicit, "stddef.h")):
         return explicit
     patterns = [

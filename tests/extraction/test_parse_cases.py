@@ -233,3 +233,19 @@ def test_high_dependency_and_dependent_launches(tmp_path: Path) -> None:
     assert (launch.grid, launch.block, launch.caller) == ("(n + 127) / 128", "128", "launch_scale")
     assert "default_instantiation" in k["scale"].flags
     assert k["scale"].instantiations == [["float"]]
+
+
+def test_parses_with_no_compiler_headers_installed(monkeypatch: pytest.MonkeyPatch, corpus_dir: Path) -> None:
+    """The libclang wheel has no stddef.h/float.h; without clang's or GCC's, ours stand in."""
+    from pipeline.extraction.toolchain import builtin_include_dir
+
+    monkeypatch.setenv("KS_CLANG_RESOURCE_INCLUDE", "none")
+    builtin_include_dir.cache_clear()
+    try:
+        assert builtin_include_dir() is None
+        report = extract_source(corpus_dir, ExtractOptions(compile=False, jobs=1))
+    finally:
+        monkeypatch.delenv("KS_CLANG_RESOURCE_INCLUDE")
+        builtin_include_dir.cache_clear()
+    assert len(report.kernels) == 7
+    assert report.problems == [] and report.missing_includes == []
