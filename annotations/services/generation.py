@@ -269,16 +269,20 @@ def _store(what: str, sample: Sample, outcome: tasks.Outcome, item: GenerationIt
 
 
 def _verify_pre_eval(attempt_id: int) -> None:
-    """Verify the attempt if the runs area supports a pre-eval run; otherwise it stays unverified."""
+    """Verify the attempt (a run with purpose "pre-eval" that never touches the
+    revisions); a refusal is recorded on the attempt, never raised into the item."""
     try:
         from annotations.services import runs as runs_service
-    except ImportError:
-        return
-    request = getattr(runs_service, "run_request_pre_eval", None)
-    if request is None:
+    except ImportError:  # the verification area is optional in a partial checkout
+        PreEvalAttempt.objects.filter(pk=attempt_id).update(
+            verify_error="Verification is not available in this installation.")
         return
     attempt = PreEvalAttempt.objects.select_related("sample").get(pk=attempt_id)
-    run = request(attempt=attempt)
+    try:
+        run = runs_service.run_request_pre_eval(attempt=attempt)
+    except runs_service.RunError as exc:
+        PreEvalAttempt.objects.filter(pk=attempt_id).update(verify_error=str(exc))
+        return
     PreEvalAttempt.objects.filter(pk=attempt_id).update(run=run)
 
 

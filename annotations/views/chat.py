@@ -68,7 +68,8 @@ def _fail(request: HttpRequest, thread: ChatThread, message: str, status: int = 
 
 def _messages_fragment(request: HttpRequest, msgs: list[ChatMessage], thread: ChatThread) -> HttpResponse:
     user = request_user(request)
-    ctx = {"items": [message_context(m, user) for m in msgs], "thread": thread}
+    active = {m.pk for m in chat_service.active_messages(thread)}
+    ctx = {"items": [message_context(m, user, inactive=m.pk not in active) for m in msgs], "thread": thread}
     resp = render(request, "chat/_messages.html", ctx)
     if msgs:
         resp["X-Last-Message-Id"] = str(max(m.pk for m in msgs))
@@ -136,13 +137,14 @@ def message_edit(request: HttpRequest, pk: int) -> HttpResponse:
     if old.author_id != user.pk:
         raise PermissionDenied("Only the author of a message can edit it.")
     try:
-        msg, reply = chat_service.message_edit_resend(message=old, user=user,
+        chat_service.message_edit_resend(message=old, user=user,
                                                       content=request.POST.get("content", ""),
                                                       exclude=_exclude(request))
     except chat_service.ChatError as exc:
         return _fail(request, old.thread, str(exc))
     if is_fragment_request(request):
-        return _messages_fragment(request, [msg, reply], old.thread)
+        # The whole thread: the edited message and its replies are now superseded.
+        return _messages_fragment(request, list(old.thread.messages.order_by("created_at", "id")), old.thread)
     return _back(old.thread)
 
 
@@ -152,11 +154,11 @@ def message_regenerate(request: HttpRequest, pk: int) -> HttpResponse:
     user = request_user(request)
     old = get_message_for_user(user, pk, Capability.ANNOTATE)
     try:
-        reply = chat_service.message_regenerate(message=old, user=user)
+        chat_service.message_regenerate(message=old, user=user)
     except chat_service.ChatError as exc:
         return _fail(request, old.thread, str(exc))
     if is_fragment_request(request):
-        return _messages_fragment(request, [reply], old.thread)
+        return _messages_fragment(request, list(old.thread.messages.order_by("created_at", "id")), old.thread)
     return _back(old.thread)
 
 

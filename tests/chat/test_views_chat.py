@@ -287,3 +287,15 @@ def test_run_refusal_is_a_clear_400(annotator_client: Client, thread) -> None:
     resp = annotator_client.post(reverse("chat:run", args=[thread.pk]), {"backend": "cpu"}, HTTP_HX_REQUEST="true")
     assert resp.status_code == 400 and "has no test revision" in resp.content.decode()
     assert not ChatMessage.objects.filter(thread=thread).exists()
+
+
+def test_edit_fragment_rerenders_the_thread_with_superseded_marks(annotator_client: Client, thread, reply,
+                                                                  llm_settings, rq_settings) -> None:
+    user_msg = ChatMessage.objects.get(pk=reply.context["reply_to"])
+    resp = annotator_client.post(reverse("chat:edit", args=[user_msg.pk]), {"content": "better question"},
+                                 HTTP_HX_REQUEST="true")
+    html = resp.content.decode()
+    assert resp.status_code == 200 and "better question" in html
+    for old in (user_msg, reply):
+        article = html.split(f'id="msg-{old.pk}"')[0].rsplit("<article", 1)[1]
+        assert "inactive" in article, old.pk

@@ -132,6 +132,8 @@ def test_pre_eval_is_kept_out_of_the_candidates(llm_settings: FakeOpenAI, drain_
     assert attempt.provenance["purpose"] == "pre-eval"
     assert not Revision.objects.filter(sample=sample, kind="candidate").exists()
     assert llm_settings.requests[0].body["model"] == "small-model"  # the pre-eval endpoint's model
+    # The sample has no test yet: the attempt cannot be verified, and says why.
+    assert attempt.run is None and attempt.verify_error
 
 
 def test_missing_reference_fails_the_item_with_a_sentence(llm_settings: FakeOpenAI, drain_queues: Callable) -> None:
