@@ -39,6 +39,7 @@ __all__ = [
     "ImportOutcome",
     "extracted_kernels_import",
     "extraction_create_from_directory",
+    "extraction_check_lost",
     "extraction_create_from_upload",
     "extraction_options",
     "extraction_run",
@@ -302,6 +303,41 @@ def extraction_run(*, extraction_id: int) -> KernelExtraction | None:
             finished_at=timezone.now(),
         )
     return KernelExtraction.objects.get(pk=extraction_id)
+
+
+def extraction_check_lost(*, extraction: KernelExtraction) -> KernelExtraction:
+    """Mark a queued/running run failed when its RQ job failed or vanished without it.
+
+    A job that raised already marked its run; this covers a work-horse killed
+    from outside (OOM killer, SIGKILL) or a job lost with its queue, which would
+    otherwise leave the page saying "running" forever.
+    """
+    if extraction.state not in (JobState.QUEUED, JobState.RUNNING) or not extraction.rq_job_id:
+        return extraction
+    import django_rq
+    from rq.exceptions import NoSuchJobError
+    from rq.job import Job, JobStatus
+
+    try:
+        connection = django_rq.get_connection("default")
+        try:
+            job = Job.fetch(extraction.rq_job_id, connection=connection)
+            status = job.get_status()
+            result = job.latest_result() if status == JobStatus.FAILED else None
+            why = (result.exc_string or "") if result is not None else ""
+        except NoSuchJobError:
+            status, why = None, "the job is gone from the queue"
+    except Exception:  # Redis unreachable: say nothing rather than guess
+        log.warning("could not check extraction %s's job", extraction.pk, exc_info=True)
+        return extraction
+    if status in (JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED, None):
+        last_line = (why or "").strip().splitlines()[-1:] or [str(status)]
+        message = f"the worker stopped without finishing: {last_line[0]}"[:2000]
+        KernelExtraction.objects.filter(
+            pk=extraction.pk, state__in=(JobState.QUEUED, JobState.RUNNING)
+        ).update(state=JobState.FAILED, stage="", message=message, finished_at=timezone.now())
+        extraction.refresh_from_db()
+    return extraction
 
 
 def _fail(extraction_id: int, message: str) -> None:

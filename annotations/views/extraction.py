@@ -142,6 +142,8 @@ def _filtered(run: KernelExtraction, params: Any) -> tuple[QuerySet[ExtractedKer
 @role_required(Capability.ANNOTATE)
 def extraction_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_extraction_for_user(request_user(request), pk)
+    if not run.finished:
+        run = service.extraction_check_lost(extraction=run)
     if is_fragment_request(request):
         return render(request, "extraction/_progress.html", {"run": run})
     kernels, query = _filtered(run, request.GET)

@@ -43,3 +43,28 @@ def test_job_for_a_claimed_run_does_nothing(annotator: User, rq_settings: str) -
         source_name="x", source_kind="upload", path="/nonexistent", state="done"
     )
     assert extract_kernels(run.pk) == "already claimed"
+
+
+def test_a_run_whose_job_died_is_marked_failed(
+    annotator: User, rq_settings: str, drain_queues: Callable[..., int]
+) -> None:
+    import django_rq
+
+    from annotations.services.extraction import extraction_check_lost
+
+    # A job that dies in the worker without reaching our code (here: it cannot even be imported).
+    job = django_rq.get_queue("default", commit_mode="auto").enqueue(
+        "annotations.jobs.no_such_module.extract", 1
+    )
+    run = KernelExtraction.objects.create(
+        source_name="x", source_kind="upload", path="/nonexistent", state="running", rq_job_id=job.id
+    )
+    assert extraction_check_lost(extraction=run).state == "running"  # still queued in RQ: nothing to say
+    drain_queues("default")
+    run = extraction_check_lost(extraction=run)
+    assert run.state == "failed"
+    assert run.message.startswith("the worker stopped without finishing:")
+    gone = KernelExtraction.objects.create(
+        source_name="y", source_kind="upload", path="/nonexistent", state="queued", rq_job_id="no-such-job"
+    )
+    assert extraction_check_lost(extraction=gone).message.endswith("the job is gone from the queue")
