@@ -118,10 +118,11 @@ def seed(n: int, fractions: list[int]) -> None:
             )
             by_sample: dict[int, list[NewRevision]] = {}
             for rev in new:
+                assert rev.pk is not None  # revision_bulk_create_new fills it in
                 by_sample.setdefault(rev.sample.pk, []).append(rev)
             RunRevision.objects.bulk_create(
                 [
-                    RunRevision(run=run, revision_id=rev.pk, kind=rev.kind)
+                    RunRevision(run=run, revision_id=int(rev.pk or 0), kind=rev.kind)
                     for run, s in zip(runs, samples, strict=True)
                     for rev in by_sample[s.pk]
                     if rev.kind != "instruction"
