@@ -214,11 +214,16 @@ def _hf_card(name: str) -> str:
     )
 
 
+def _cell(text: str) -> str:
+    """A value (tag, device name) as one Markdown table cell."""
+    return " ".join(str(text).split()).replace("\\", "\\\\").replace("|", "\\|") or " "
+
+
 def _table(title: str, counts: Mapping[str, int]) -> str:
     if not counts:
         return f"### {title}\n\nnone\n\n"
     lines = [f"### {title}\n", "| value | samples |", "|---|---:|"]
-    lines += [f"| {key} | {value} |" for key, value in counts.items()]
+    lines += [f"| {_cell(key)} | {value} |" for key, value in counts.items()]
     return "\n".join(lines) + "\n\n"
 
 

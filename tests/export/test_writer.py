@@ -225,3 +225,12 @@ def test_cpp_wrapper_is_appended_to_the_candidate_and_imports_back_apart(tmp_pat
     (record,) = list(ks_export.parse(tmp_path / "s"))
     contents = {r.kind: r.content for r in record.revisions}
     assert contents["candidate"] == kernel_only and contents["wrapper"] == launcher
+
+
+def test_card_tables_survive_pipes_and_newlines_in_values(tmp_path: Path) -> None:
+    item = export_input(
+        "demo/pipe", 1, verification={"backend": "cuda", "device": "GPU | A\nB", "speedup": 2.5}
+    )
+    write_snapshot([item], tmp_path / "s", name="s", filters={})
+    card = (tmp_path / "s/README.md").read_text(encoding="utf-8")
+    assert "| GPU \\| A B | 1 |" in card
