@@ -8,7 +8,9 @@ renamed into DATA_DIR/exports/<public_id> only when complete.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
+import shutil
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -31,7 +33,14 @@ from pipeline.export.writer import LAYOUTS, ExportError, SnapshotResult, write_s
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ExportRequestError", "export_create", "export_run", "export_to_directory", "exports_root"]
+__all__ = [
+    "ExportRequestError",
+    "export_create",
+    "export_mark_lost",
+    "export_run",
+    "export_to_directory",
+    "exports_root",
+]
 
 
 class ExportRequestError(ValueError):
@@ -68,6 +77,7 @@ def export_create(
         raise ExportRequestError("the name must be 1 to 128 characters")
     parsed = _check_filters(filters)
     chosen = _check_layouts(layouts)
+    export_mark_lost()
     with transaction.atomic():
         snapshot = ExportSnapshot.objects.create(
             name=name,
@@ -79,6 +89,35 @@ def export_create(
         )
         transaction.on_commit(lambda: _enqueue(snapshot.pk))
     return snapshot
+
+
+def export_mark_lost(*, now: dt.datetime | None = None) -> int:
+    """Fail snapshots whose worker died: still running after the job's time limit.
+
+    RQ kills a job at its timeout, so a snapshot running longer than that has
+    no writer left. Its half-written temporary folder is removed too. Returns
+    how many were marked. Called whenever a new export is requested.
+    """
+    from annotations.jobs.exports import EXPORT_JOB_TIMEOUT_S
+
+    cutoff = (now or timezone.now()) - dt.timedelta(seconds=EXPORT_JOB_TIMEOUT_S + 60)
+    lost = list(
+        ExportSnapshot.objects.filter(state=JobState.RUNNING, started_at__lt=cutoff).values_list(
+            "pk", "public_id"
+        )
+    )
+    marked = 0
+    for pk, public_id in lost:
+        marked += ExportSnapshot.objects.filter(pk=pk, state=JobState.RUNNING, started_at__lt=cutoff).update(
+            state=JobState.FAILED,
+            message="Lost: the worker stopped before the snapshot was finished. Export again.",
+            finished_at=timezone.now(),
+        )
+        root = exports_root()
+        if root.is_dir():
+            for partial in root.glob(f".{public_id}.partial-*"):
+                shutil.rmtree(partial, ignore_errors=True)
+    return marked
 
 
 def _enqueue(snapshot_id: int) -> None:

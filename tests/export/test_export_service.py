@@ -225,3 +225,27 @@ def test_redis_down_marks_the_snapshot_failed_without_naming_it(
     assert snapshot.state == JobState.FAILED
     assert "Could not queue the export job" in snapshot.message
     assert str(port) not in snapshot.message and "127.0.0.1" not in snapshot.message
+
+
+def test_a_snapshot_whose_worker_died_is_marked_lost(maintainer, settings, tmp_path: Path) -> None:
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from annotations.services.exports import export_mark_lost
+
+    settings.DATA_DIR = tmp_path
+    stuck = export_create(name="stuck", filters={}, actor=maintainer)
+    long_ago = timezone.now() - dt.timedelta(hours=3)
+    ExportSnapshot.objects.filter(pk=stuck.pk).update(state=JobState.RUNNING, started_at=long_ago)
+    partial = tmp_path / "exports" / f".{stuck.public_id}.partial-abc"
+    partial.mkdir(parents=True)
+    (partial / "dataset.jsonl").write_text("{}\n")
+    fresh = export_create(name="fresh", filters={}, actor=maintainer)  # requesting another export checks
+    ExportSnapshot.objects.filter(pk=fresh.pk).update(state=JobState.RUNNING, started_at=timezone.now())
+    stuck.refresh_from_db()
+    assert stuck.state == JobState.FAILED and stuck.message.startswith("Lost:")
+    assert not partial.exists()
+    assert export_mark_lost() == 0  # the fresh one is still within its time limit
+    fresh.refresh_from_db()
+    assert fresh.state == JobState.RUNNING
