@@ -112,6 +112,11 @@ def main() -> int:
 
         user = User.objects.create_user(username="bench", password="bench-password-1", role=Role.ANNOTATOR)
         sample = make_sample("bench/add")
+        # A thread exists, so every turn goes through fetch + SSE (the first
+        # message of a sample is a plain form post that reloads the page).
+        from annotations.services.chat import thread_create
+
+        thread_create(sample=sample, user=user, title="bench")
         client = Client()
         client.force_login(user)
         session = client.cookies[settings.SESSION_COOKIE_NAME].value
@@ -144,8 +149,7 @@ def main() -> int:
             page = ctx.new_page()
             page.set_default_timeout(60_000)
             page.goto(f"{base}/samples/{sample.pk}/")
-            page.click(".chat-form button[type=submit]")  # "Start a thread"
-            page.wait_for_selector(".chat-form textarea[name=content]")
+            page.wait_for_selector(".chat-thread[data-thread-id]")
             for turn in range(args.turns):
                 chunks = [f"tok{i:03d} " for i in range(args.chunks)]
                 script = fake.stream(chunks, chunk_delay_s=args.interval_ms / 1000.0)

@@ -19,6 +19,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib import messages as flash
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
@@ -91,6 +92,23 @@ def thread_new(request: HttpRequest, sample_pk: int) -> HttpResponse:
     user = request_user(request)
     sample = get_sample_for_user(user, sample_pk, Capability.ANNOTATE)
     thread = chat_service.thread_create(sample=sample, user=user, title=request.POST.get("title", ""))
+    return _back(thread)
+
+
+@require_POST
+@role_required(Capability.ANNOTATE)
+def sample_post(request: HttpRequest, sample_pk: int) -> HttpResponse:
+    """The first message about a sample: its first thread is created on the way."""
+    user = request_user(request)
+    sample = get_sample_for_user(user, sample_pk, Capability.ANNOTATE)
+    try:
+        with transaction.atomic():
+            thread = chat_service.thread_default(sample=sample, user=user)
+            chat_service.message_post(thread=thread, user=user, content=request.POST.get("content", ""),
+                                      exclude=_exclude(request))
+    except chat_service.ChatError as exc:
+        flash.error(request, str(exc))
+        return redirect(f"{reverse('samples:detail', args=[sample.pk])}#chat")
     return _back(thread)
 
 
@@ -312,6 +330,7 @@ async def message_stream(request: HttpRequest, pk: int) -> HttpResponseBase:
 urlpatterns = [
     path("sample/<int:sample_pk>/", panel, name="panel"),
     path("sample/<int:sample_pk>/threads/new/", thread_new, name="thread_new"),
+    path("sample/<int:sample_pk>/post/", sample_post, name="sample_post"),
     path("thread/<int:pk>/messages/", thread_messages, name="thread_messages"),
     path("thread/<int:pk>/post/", message_post, name="post"),
     path("thread/<int:pk>/run/", thread_run, name="run"),

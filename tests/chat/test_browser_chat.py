@@ -64,12 +64,11 @@ def test_turn_streams_then_apply_after_diff(page: Any, wrong_sample: Sample, llm
     chunks = [FIXED_REPLY_HEAD] + [line + "\n" for line in ADD_REFERENCE.strip("\n").split("\n")] + ["```\n"]
     llm_settings.stream(chunks, chunk_delay_s=0.01)
     page.goto(f"/samples/{wrong_sample.pk}/")
-    page.click(".chat-form button[type=submit]")  # "Start a thread"
+    # The first message creates the sample's first thread (a plain form post).
     page.fill(".chat-form textarea[name=content]", "The exe stage fails at element 7. Fix the candidate.")
     page.uncheck(".ctx-part input[type=checkbox][value=instruction]")
     page.click(".chat-form button.primary")
     page.wait_for_selector(".chat-msg.role-assistant.state-streaming")
-    # The page did not reload: the user's message is in place and the reply is live.
     assert "Fix the candidate." in page.inner_text(".chat-msg.role-user")
     reply = ChatMessage.objects.get(role=MessageRole.ASSISTANT)
     assert reply.context["exclude"] == ["instruction"]
@@ -94,6 +93,20 @@ def test_turn_streams_then_apply_after_diff(page: Any, wrong_sample: Sample, llm
     assert new.provenance["message_id"] == reply.pk
     assert new.content.strip() == ADD_REFERENCE.strip()
     assert "applied block 1" in page.inner_text(".chat-msg.role-system")
+
+    # A second turn goes through fetch: the page is not reloaded while it streams.
+    page.evaluate("window.__marker = 'still-here'")
+    llm_settings.stream(["Looks ", "right ", "now."], chunk_delay_s=0.01)
+    page.fill(".chat-form textarea[name=content]", "Anything else?")
+    page.click(".chat-form button.primary")
+    page.wait_for_selector(".chat-msg.role-assistant.state-streaming")
+    second = ChatMessage.objects.filter(role=MessageRole.ASSISTANT).order_by("-id").first()
+    assert second is not None and second.pk != reply.pk
+    _drain_until(drain_queues, lambda: ChatMessage.objects.filter(
+        pk=second.pk, state=MessageState.COMPLETE).exists(), "default")
+    page.wait_for_selector(f"#msg-{second.pk}.state-complete")
+    assert page.inner_text(f"#msg-{second.pk} .chat-text") == "Looks right now."
+    assert page.evaluate("window.__marker") == "still-here"
     assert page.js_errors == []
 
 

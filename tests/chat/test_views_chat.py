@@ -41,6 +41,7 @@ def _urls(sample: Sample, thread: ChatThread, reply: ChatMessage) -> list[tuple[
     return [
         ("get", reverse("chat:panel", args=[sample.pk])),
         ("post", reverse("chat:thread_new", args=[sample.pk])),
+        ("post", reverse("chat:sample_post", args=[sample.pk])),
         ("get", reverse("chat:thread_messages", args=[thread.pk])),
         ("post", reverse("chat:post", args=[thread.pk])),
         ("post", reverse("chat:run", args=[thread.pk])),
@@ -299,3 +300,16 @@ def test_edit_fragment_rerenders_the_thread_with_superseded_marks(annotator_clie
     for old in (user_msg, reply):
         article = html.split(f'id="msg-{old.pk}"')[0].rsplit("<article", 1)[1]
         assert "inactive" in article, old.pk
+
+
+def test_first_message_creates_the_thread(annotator_client: Client, sample, llm_settings, rq_settings) -> None:
+    resp = annotator_client.post(reverse("chat:sample_post", args=[sample.pk]), {"content": "hello"})
+    thread = ChatThread.objects.get(sample=sample)
+    assert resp.status_code == 302 and f"?thread={thread.pk}#chat" in resp["Location"]
+    assert [m.role for m in thread.messages.all()] == ["user", "assistant"]
+
+
+def test_first_message_without_llm_creates_nothing(annotator_client: Client, sample, no_llm) -> None:
+    resp = annotator_client.post(reverse("chat:sample_post", args=[sample.pk]), {"content": "hello"}, follow=True)
+    assert "set LLM_BASE_URL and LLM_MODEL" in resp.content.decode()
+    assert not ChatThread.objects.filter(sample=sample).exists()
