@@ -1,11 +1,12 @@
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotations.demo import DemoDataError
+from annotations.demo import SAMPLES_DIR, DemoDataError
 from annotations.services.demo import demo_password, demo_samples_load, demo_users_ensure
 from annotations.services.users import UserError
 
@@ -14,6 +15,8 @@ class Command(BaseCommand):
     help = "Load the demo samples the project ships (idempotent); --users also creates the demo logins."
 
     def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--from-dir", type=Path, default=SAMPLES_DIR,
+                            help="a directory of demo samples in the shipped layout (default: the shipped ones)")
         parser.add_argument(
             "--users", action="store_true",
             help="create demo-annotator, demo-reviewer and demo-maintainer (password: $KS_DEMO_PASSWORD, "
@@ -22,7 +25,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            report = demo_samples_load()
+            report = demo_samples_load(root=options["from_dir"])
         except DemoDataError as exc:
             raise CommandError(f"demo samples not loaded: {exc}") from exc
         self.stdout.write(
