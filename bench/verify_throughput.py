@@ -81,6 +81,9 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("affine_wrapper", &affine_wrapp
 '''
 
 TEST = '''
+import torch
+
+
 def test_affine():
     results = {}
     x = torch.randn(1 << 22, device='cuda')
@@ -98,6 +101,7 @@ result_gold = test_affine()
 BASELINE_FILE = '''
 import os, sys, torch
 from torch.utils.cpp_extension import load
+torch.manual_seed(0)
 @REFERENCE@
 @TEST@
 gold = result_gold
@@ -149,7 +153,8 @@ def cold_batch(n: int, workers: int) -> dict[str, Any]:
             t = time.monotonic()
             rid = cluster.submit(spec(0))
             r = cluster.wait([rid])[rid]
-            reruns.append((time.monotonic() - t, r["status"], r["cache_hit"]))
+            reruns.append((time.monotonic() - t, r["status"], r["cache_hit"], r["duration_s"],
+                           r["timings"].get("candidate_s")))
         out["reruns"] = reruns
         return out
     finally:
@@ -236,8 +241,9 @@ def main() -> None:
               f"(efficiency {100 * res['ideal'] / res['wall']:.0f}%); median build wall {res['build_wall']:.1f} s")
         if "first_failure" in res:
             print("  first failure: " + res["first_failure"])
-        for i, (secs, status, hit) in enumerate(res["reruns"], 1):
-            print(f"re-run {i} of an unchanged sample: {secs:.2f} s request -> verdict ({status}, cache hit={hit})")
+        for i, (secs, status, hit, dur, cand) in enumerate(res["reruns"], 1):
+            print(f"re-run {i} of an unchanged sample: {secs:.2f} s request -> verdict ({status}, cache hit={hit}; "
+                  f"verify() {dur:.2f} s, of which the candidate's sandboxed step {cand} s)")
     if args.baseline:
         times = baseline(args.baseline)
         per = statistics.mean(times)

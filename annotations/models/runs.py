@@ -79,6 +79,11 @@ class Run(models.Model):
         "annotations.ChatThread", null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
     )
     attempt = models.PositiveSmallIntegerField(default=1)
+    # A lost run is retried once as a new run pointing back at it (history stays truthful).
+    retry_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="retries")
+    # Sources that are not revisions, e.g. a pre-evaluation attempt's candidate:
+    # {"candidate": {"language": "hip", "code": "..."}}. Empty for ordinary runs.
+    overrides = models.JSONField(default=dict, blank=True)
     rq_job_id = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
