@@ -93,6 +93,8 @@ class PreEvalAttempt(models.Model):
     model = models.CharField(max_length=200, blank=True)
     provenance = models.JSONField(default=dict, blank=True)
     run = models.ForeignKey("annotations.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # Why the attempt could not be verified (e.g. the sample has no test yet).
+    verify_error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
