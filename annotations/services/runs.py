@@ -132,7 +132,8 @@ def run_request(
         RunRevision.objects.bulk_create(
             [RunRevision(run=run, revision=current[k], kind=k) for k in RUN_KINDS if k in current]
         )
-        _mark_sample_pending(sample.pk)
+        if purpose != "pre-eval":  # a pre-evaluation never stands for the sample's own state
+            _mark_sample_pending(sample.pk)
         run_id = run.pk
         transaction.on_commit(lambda: enqueue_run(run_id=run_id))
     return run
@@ -327,7 +328,8 @@ def run_mark_lost(*, run_id: int) -> Run | None:
             [RunRevision(run=retry, revision_id=rr.revision_id, kind=rr.kind)
              for rr in RunRevision.objects.filter(run=run)]
         )
-        _mark_sample_pending(run.sample_id)
+        if run.purpose != "pre-eval":
+            _mark_sample_pending(run.sample_id)
         retry_id = retry.pk
         transaction.on_commit(lambda: enqueue_run(run_id=retry_id))
     return retry

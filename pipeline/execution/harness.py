@@ -25,6 +25,8 @@ import types
 from typing import Any
 
 SAMPLE_FAILED = 3
+_HERE = os.path.abspath(__file__)
+_OWN_FILES = {"test_code.py", "reference.py", "candidate.py", "wrapper.py"}
 MAX_RECORDED_CALLS = 8
 ALLOWED_SCALARS = (bool, int, float, complex, str, type(None))
 
@@ -118,12 +120,18 @@ def _exception_stage(exc: BaseException) -> str:
 
 
 def _format_exc(exc: BaseException, limit_lines: int = 40) -> str:
-    lines = traceback.format_exception(exc)
-    text = "".join(lines)
-    parts = text.splitlines()
-    if len(parts) > limit_lines:
-        parts = parts[:5] + ["  ..."] + parts[-(limit_lines - 6) :]
-    return "\n".join(parts)
+    """The error first, then where in the sample's own files, then the traceback without our frames."""
+    head = "".join(traceback.format_exception_only(exc)).strip()
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if os.path.abspath(f.filename) != _HERE]
+    own = [f for f in frames if os.path.basename(f.filename) in _OWN_FILES]
+    where = ""
+    if own:
+        f = own[-1]
+        where = f"\nat {os.path.basename(f.filename)}:{f.lineno} in {f.name}: {(f.line or '').strip()}"
+    tb_lines = "".join(traceback.format_list(frames)).rstrip().splitlines()
+    if len(tb_lines) > limit_lines:
+        tb_lines = tb_lines[:6] + ["  ..."] + tb_lines[-(limit_lines - 7):]
+    return head + where + ("\n\nTraceback (most recent call last):\n" + "\n".join(tb_lines) if tb_lines else "")
 
 
 def _load_extension(path: str, name: str) -> types.ModuleType:

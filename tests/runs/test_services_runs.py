@@ -139,3 +139,34 @@ def test_batch_create_skips_unrunnable_samples_with_reasons(rq_settings: str, ad
     assert len(skipped) == 1 and "runs/no-test has no test revision" in skipped[0]
     with pytest.raises(service.RunError, match="Unknown task ids: nope"):
         service.samples_for_selection(task_ids=["runs/add", "nope"])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_finished_run_of_a_chat_thread_is_posted_into_the_thread(rq_settings: str, add_sample: Sample,
+                                                                   annotator: Any) -> None:
+    from annotations.models import ChatMessage, ChatThread
+
+    thread = ChatThread.objects.create(sample=add_sample, title="fix it", created_by=annotator)
+    run = service.run_request(sample=add_sample, backend="cpu", user=annotator, thread=thread)
+    assert service.run_collect(run_id=run.pk, result=_result("passed"))
+    assert service.run_collect(run_id=run.pk, result=_result("passed")) is False
+    posted = ChatMessage.objects.filter(thread=thread, run=run)
+    assert posted.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_pre_eval_attempt_is_verified_without_becoming_a_revision(rq_settings: str, add_sample: Sample) -> None:
+    from annotations.models import PreEvalAttempt, Revision
+
+    attempt = PreEvalAttempt.objects.create(sample=add_sample, content="# another model's kernel\n",
+                                            language="triton", model="m2")
+    before = Revision.objects.filter(sample=add_sample).count()
+    run = service.run_request_pre_eval(attempt=attempt)
+    assert run.purpose == "pre-eval"
+    spec = json.loads(redis.Redis.from_url(rq_settings).get(keys.spec(run.pk)))
+    assert spec["candidate"] == {"language": "triton", "code": "# another model's kernel\n"}
+    assert Revision.objects.filter(sample=add_sample).count() == before
+    # A pre-eval run never becomes the sample's "latest run" outcome.
+    service.run_collect(run_id=run.pk, result=_result("failed"))
+    add_sample.refresh_from_db()
+    assert add_sample.latest_run_outcome == ""
