@@ -380,7 +380,7 @@ def measure(*, requests: int) -> dict[str, dict[str, float]]:
 
     for label, url in list_pages:
         timed(label, [url])
-    random_ids = []
+    random_ids: list[int] = []
     while len(random_ids) < requests:
         pk = rng.randint(1, max_id)
         if Sample.objects.filter(pk=pk).exists():
