@@ -56,6 +56,7 @@ def run_report(run: Run) -> str:
     lines = [f"Run #{run.pk} on {run.get_backend_display()}: {run.get_status_display()}"]
     if run.emulated:
         lines.append("(HIP emulated on CUDA: wavefront 64 vs warp 32 may matter)")
+    stage_messages = []
     for stage in ("call", "exe", "perf"):
         info = (run.stages or {}).get(stage)
         if not isinstance(info, dict):
@@ -65,6 +66,7 @@ def run_report(run: Run) -> str:
         line = f"- {stage}: {mark}"
         if info.get("message"):
             line += f": {info['message']}"
+            stage_messages.append(str(info["message"]).strip())
         lines.append(line)
     if run.speedup is not None:
         lines.append(f"- speedup: {run.speedup:.2f}x" + (" (flagged as suspicious)" if run.speedup_flagged else ""))
@@ -73,7 +75,12 @@ def run_report(run: Run) -> str:
     if run.signal_name:
         lines.append(f"- signal: {run.signal_name}")
     if run.message:
-        lines.append(f"\nMessage:\n{run.message}")
+        message = run.message
+        # The run's message often repeats the failing stage's; say it once.
+        for repeated in stage_messages:
+            if repeated and repeated in message:
+                message = message.replace(repeated, "(see the stage above)")
+        lines.append(f"\nMessage:\n{message}")
     for caveat in run.caveats or []:
         lines.append(f"Caveat: {caveat}")
     if run.log:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import threading
@@ -186,3 +187,28 @@ def test_unreachable_queue_is_a_clear_error_and_resumable(llm_settings: FakeOpen
     with pytest.raises(CommandError, match="not reachable; rerun the same command"):
         run("--what", "instruction", "demo/q")
     assert GenerationItem.objects.get().status == ItemStatus.PENDING
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("annotations.services.runs") is None,
+                    reason="the runs service (verification area) is not in this checkout")
+def test_pre_eval_attempt_is_verified_on_the_cpu_backend(llm_settings: FakeOpenAI, drain_queues: Callable) -> None:
+    from tests.execution.kernels import ADD_REFERENCE, ADD_TEST, ADD_WRONG
+
+    sample = make_sample("demo/pre-run", target_language="triton",
+                         kinds={"reference": ADD_REFERENCE, "test": ADD_TEST,
+                                "instruction": "Write add_kernel and add_wrapper(x, y) returning x + y."})
+    # The other model gets it subtly wrong: the instruction may be ambiguous, and the reviewer sees it.
+    llm_settings.reply(f"```python\n{ADD_WRONG.strip()}\n```", model="small-model")
+    run("--what", "pre-eval", "demo/pre-run")
+    drain_queues("default")
+    attempt = PreEvalAttempt.objects.get(sample=sample)
+    assert attempt.run is not None and attempt.verify_error == ""
+    drain_queues("cpu")
+    drain_queues("default")
+    attempt.run.refresh_from_db()
+    assert attempt.run.purpose == "pre-eval"
+    assert attempt.run.status == "failed" and attempt.run.exe_ok is False, attempt.run.message
+    sample.refresh_from_db()
+    assert sample.latest_run_outcome == ""  # a pre-eval run is not the sample's latest run
+    assert not Revision.objects.filter(sample=sample, kind="candidate").exists()
