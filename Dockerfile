@@ -1,3 +1,4 @@
+# syntax=docker/dockerfile:1
 # Kernel Studio web, `default` worker and `cpu` worker image (compose.yaml).
 # CPU-only PyTorch and Triton: the cpu backend runs Triton kernels in the interpreter.
 FROM python:3.11-slim-bookworm
