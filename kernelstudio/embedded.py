@@ -31,6 +31,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DEFAULT_PORT = 8000
@@ -199,6 +200,22 @@ def check_port_free(host: str, port: int) -> None:
             ) from exc
 
 
+def check_redis(url: str) -> None:
+    """Fail before starting anything when the given Redis does not answer (workers would just crash)."""
+    import redis
+
+    parts = urlsplit(url)
+    where = f"{parts.hostname or parts.path}:{parts.port or 6379}" if parts.scheme != "unix" else parts.path
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3)
+        client.ping()
+        client.close()
+    except (redis.RedisError, OSError, ValueError) as exc:
+        # Only host and port: the URL itself may carry a password.
+        raise EmbeddedError(f"REDIS_URL: Redis at {where} does not answer ({type(exc).__name__}); "
+                            "start it, or unset REDIS_URL to let `make run` start its own") from exc
+
+
 def wait_for_port(host: str, port: int, supervisor: Supervisor, timeout: float = 120.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -257,6 +274,7 @@ def run(*, host: str, port: int, load_demo: bool, env: dict[str, str]) -> int:
         check_port_free(host, port)
         Path(env["KS_DATA_DIR"]).mkdir(parents=True, exist_ok=True)
         if env.get("REDIS_URL"):
+            check_redis(env["REDIS_URL"])
             # The URL may carry a password: name where it came from, not what it is.
             redis_line = "Redis: REDIS_URL from the environment"
         else:

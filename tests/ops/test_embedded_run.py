@@ -191,3 +191,15 @@ def test_embedded_run_refuses_a_bad_port(tmp_path: Path, value: str) -> None:
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert f"PORT={value}" in out.stderr or f"PORT={value!r}" in out.stderr
+
+
+def test_embedded_run_refuses_an_unreachable_redis_without_showing_its_password(tmp_path: Path) -> None:
+    env = _env(tmp_path / "data")
+    env["REDIS_URL"] = f"redis://:hunter2-secret@127.0.0.1:{free_port()}/0"
+    out = subprocess.run([sys.executable, "-m", "kernelstudio.embedded", "--port", str(free_port())], cwd=ROOT,
+                         env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1
+    assert "REDIS_URL: Redis at 127.0.0.1:" in out.stderr and "does not answer" in out.stderr
+    assert "hunter2-secret" not in out.stdout + out.stderr
+    # Nothing was started or migrated.
+    assert not (tmp_path / "data" / "kernelstudio.sqlite3").exists()
