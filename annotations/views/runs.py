@@ -110,7 +110,9 @@ def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
 @role_required(Capability.MAINTAIN)
 def batch_create(request: HttpRequest) -> HttpResponse:
     user = request_user(request)
-    context = {"backends": Backend.choices, "sources": _sources(), "form": request.POST or {}}
+    # GET ?task_ids=a,b&source=S&backend=B prefills the form (the sample list can link here).
+    form = request.POST if request.method == "POST" else request.GET
+    context = {"backends": Backend.choices, "sources": _sources(), "form": form}
     if request.method == "GET":
         return render(request, "runs/batch_new.html", context)
     ids_text = request.POST.get("task_ids", "")

@@ -170,3 +170,15 @@ def test_a_pre_eval_attempt_is_verified_without_becoming_a_revision(rq_settings:
     service.run_collect(run_id=run.pk, result=_result("failed"))
     add_sample.refresh_from_db()
     assert add_sample.latest_run_outcome == ""
+
+
+def test_runs_sweep_command_marks_a_silent_run_lost(rq_settings: str, add_sample: Sample, annotator: Any,
+                                                    capsys: Any) -> None:
+    from django.core.management import call_command
+
+    run = service.run_request(sample=add_sample, backend="cpu", user=annotator)
+    redis.Redis.from_url(rq_settings).hset(keys.state(run.pk), mapping={"status": "running", "attempt": 1})
+    call_command("runs_sweep")
+    assert "checked=1 finished=0 lost=1" in capsys.readouterr().out
+    run.refresh_from_db()
+    assert run.status == RunStatus.LOST

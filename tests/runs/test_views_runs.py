@@ -166,3 +166,10 @@ def test_sample_page_shows_the_run_form_and_the_active_run(run: Run, annotator_c
     body = response.content.decode()
     assert reverse("runs:create", args=[run.sample_id]) in body
     assert reverse("runs:log", args=[run.pk]) in body and "js/runs.js" in body
+
+
+def test_batch_form_is_prefilled_from_the_query(rq_settings: str, add_sample: Sample,
+                                                maintainer_client: Client) -> None:
+    response = maintainer_client.get(reverse("runs:batch_create"), {"task_ids": "runs/add", "backend": "cuda"})
+    body = response.content.decode()
+    assert ">runs/add</textarea>" in body and '<option value="cuda" selected>' in body
