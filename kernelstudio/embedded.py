@@ -31,7 +31,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from pipeline.redis_server import RedisServer
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DEFAULT_PORT = 8000
@@ -58,7 +62,7 @@ class Child:
 @dataclass
 class Supervisor:
     children: list[Child] = field(default_factory=list)
-    redis: object | None = None  # pipeline.redis_server.RedisServer, stopped last
+    redis: RedisServer | None = None  # stopped last
 
     def start(self, name: str, argv: Sequence[str], env: dict[str, str], *, optional: bool = False) -> Child:
         process = subprocess.Popen(list(argv), cwd=BASE_DIR, env=env, start_new_session=True)
@@ -99,7 +103,7 @@ class Supervisor:
                 # The leader is gone; anything left in its group is not.
                 _signal_group(child.process.pid, signal.SIGKILL)
         if self.redis is not None:
-            self.redis.stop()  # type: ignore[attr-defined]
+            self.redis.stop()
             self.redis = None
         known = {child.process.pid for child in self.children}
         _kill_leftovers((tree | set(descendants(os.getpid()))) - known)
