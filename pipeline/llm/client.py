@@ -266,7 +266,7 @@ def chat_stream(
         nonlocal attempts
         attempts += 1
         kwargs: dict[str, Any] = {}
-        if endpoint.stream_usage:
+        if ask_usage:
             kwargs["stream_options"] = {"include_usage": True}
         usage: Usage | None = None
         model = endpoint.model
@@ -329,5 +329,15 @@ def chat_stream(
         return Completion(text=text, model=model, usage=usage, finish_reason=finish,
                           attempts=attempts, complete=complete)
 
+    ask_usage = endpoint.stream_usage
     with client:
-        return _retrying(endpoint)(call)
+        try:
+            return _retrying(endpoint)(call)
+        except LLMError as exc:
+            # Older vLLM/Ollama builds reject `stream_options`; ask once more
+            # without it (usage is then estimated and marked so).
+            if not (ask_usage and exc.status == 400 and "stream_options" in exc.message and not delivered):
+                raise
+            log.warning("LLM server at %s rejects stream_options; streaming without usage", _host(endpoint))
+            ask_usage = False
+            return _retrying(endpoint)(call)

@@ -177,3 +177,18 @@ def test_stop_ends_the_stream_as_incomplete(fake_llm: FakeOpenAI, endpoint: Endp
     out = chat_stream(endpoint, HI, on_delta=got.append, should_stop=lambda: len(got) >= 1)
     assert not out.complete and out.finish_reason == "stopped"
     assert out.text == "one "
+
+
+def test_server_rejecting_stream_options_is_asked_again_without(fake_llm: FakeOpenAI, endpoint: Endpoint) -> None:
+    fake_llm.error(400, message="Unrecognized request argument supplied: stream_options")
+    fake_llm.stream(["ok"], usage=None)
+    out = chat_stream(endpoint, HI, on_delta=lambda _: None)
+    assert out.text == "ok" and out.usage.estimated
+    assert "stream_options" in fake_llm.requests[0].body and "stream_options" not in fake_llm.requests[1].body
+
+
+def test_other_400_on_a_stream_is_not_retried(fake_llm: FakeOpenAI, endpoint: Endpoint) -> None:
+    fake_llm.error(400, message="messages: too long")
+    with pytest.raises(LLMError, match="too long"):
+        chat_stream(endpoint, HI, on_delta=lambda _: None)
+    assert len(fake_llm.requests) == 1
