@@ -301,8 +301,27 @@ def run_refresh(*, run: Run) -> Run:
             )
         if not beating:
             run_mark_lost(run_id=run.pk)
+    elif run.status == RunStatus.QUEUED and run.rq_job_id:
+        _fail_if_the_queue_dropped_it(run)
     run.refresh_from_db()
     return run
+
+
+def _fail_if_the_queue_dropped_it(run: Run) -> None:
+    """A job RQ itself failed or stopped before our code claimed it would otherwise stay queued forever."""
+    from rq.exceptions import NoSuchJobError
+    from rq.job import Job, JobStatus
+
+    try:
+        job = Job.fetch(run.rq_job_id, connection=redis_conn())
+        status = job.get_status()
+    except NoSuchJobError:
+        return  # not ours to judge: the queue may have been flushed; the run can be cancelled
+    except redis.RedisError:
+        return
+    if status in (JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED):
+        _finish_without_result(run.pk, RunStatus.ERROR,
+                               f"the queue gave up on the job before a worker ran it (RQ status {getattr(status, 'value', status)})")
 
 
 def run_mark_lost(*, run_id: int) -> Run | None:

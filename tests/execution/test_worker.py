@@ -150,3 +150,28 @@ def test_worker_needs_redis_url_and_known_queues(cache_root: str) -> None:
     out = subprocess.run([sys.executable, "-m", "pipeline.worker", "--queues", "default"], env=env,
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "rqworker default" in out.stderr
+
+
+def test_cancel_of_a_running_job_kills_the_step_and_reports_cancelled(redis_url: str, cache_root: str) -> None:
+    conn = redis.Redis.from_url(redis_url)
+    marker = "ks-cancel-marker-5e1d"
+    looping = candidate_with(f"import sys\nsys.argv.append('{marker}')\nwhile True:\n    pass\n")
+    _put_spec(conn, 14, looping, limits=Limits(timeout_s=300))
+    Queue("cpu", connection=conn).enqueue(EXECUTE, 14, 1, job_timeout=900)
+    worker = subprocess.Popen([sys.executable, "-m", "pipeline.worker", "--queues", "cpu", "--burst"],
+                              env=_worker_env(redis_url, cache_root, KS_HEARTBEAT_TTL="2"),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not any("[candidate] sandboxed step started" in ln for ln in _log_lines(conn, 14)):
+            assert time.monotonic() < deadline, "the candidate step never started"
+            time.sleep(0.2)
+        conn.set(keys.cancel(14), "alice")
+        assert worker.wait(timeout=120) == 0
+        result = json.loads(conn.get(keys.result(14, 1)))
+        assert result["status"] == "cancelled"
+        assert "cancelled while the candidate was running" in result["message"]
+        assert _alive_with(marker) == []
+    finally:
+        if worker.poll() is None:
+            os.killpg(worker.pid, signal.SIGKILL)

@@ -5,6 +5,13 @@ from __future__ import annotations
 import pytest
 
 from annotations.models import Sample
+from tests.browser_fixtures import (  # noqa: F401 - shared browser fixtures for test_browser_runs.py
+    browser,
+    browser_login,
+    browser_page,
+    new_browser_page,
+    screenshot,
+)
 from tests.execution.kernels import ADD_REFERENCE, ADD_TEST, ADD_WRONG
 from tests.factories import add_revision, make_sample
 

@@ -18,13 +18,6 @@ import pytest
 
 from annotations.models import Run, Sample, User
 from annotations.models.runs import RunStatus
-from tests.browser_fixtures import (  # noqa: F401 - shared fixtures
-    browser,
-    browser_login,
-    browser_page,
-    new_browser_page,
-    screenshot,
-)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 REPO = str(Path(__file__).resolve().parents[2])

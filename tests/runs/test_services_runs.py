@@ -182,3 +182,17 @@ def test_runs_sweep_command_marks_a_silent_run_lost(rq_settings: str, add_sample
     assert "checked=1 finished=0 lost=1" in capsys.readouterr().out
     run.refresh_from_db()
     assert run.status == RunStatus.LOST
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_job_the_queue_failed_before_it_started_is_an_error_not_queued_forever(rq_settings: str,
+                                                                                 add_sample: Sample,
+                                                                                 annotator: Any) -> None:
+    from rq.job import Job, JobStatus
+
+    run = service.run_request(sample=add_sample, backend="cpu", user=annotator)
+    run.refresh_from_db()
+    job = Job.fetch(run.rq_job_id, connection=redis.Redis.from_url(rq_settings))
+    job.set_status(JobStatus.FAILED)
+    run = service.run_refresh(run=run)
+    assert run.status == RunStatus.ERROR and "RQ status failed" in run.message
