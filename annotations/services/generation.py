@@ -145,7 +145,7 @@ def generation_job_create(*, what: str, samples: list[Sample], user: User | None
     """A job with one item per sample; items already done for `what` are skipped
     (resumable) unless force. Returns the job and the number of items to do."""
     if what not in GenerationWhat.values:
-        raise GenerationError(f"--what must be one of {', '.join(GenerationWhat.values)}, not {what!r}.")
+        raise GenerationError(f"Unknown generation {what!r}; choose one of {', '.join(GenerationWhat.values)}.")
     if not 1 <= concurrency <= MAX_CONCURRENCY:
         raise GenerationError(f"The concurrency must be between 1 and {MAX_CONCURRENCY}.")
     endpoint_name = ENDPOINT_FOR.get(GenerationWhat(what), DEFAULT_ENDPOINT)

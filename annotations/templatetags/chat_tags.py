@@ -14,7 +14,8 @@ from django.urls import reverse
 
 from annotations.access import Capability, user_can
 from annotations.highlight import highlight_code
-from annotations.models import ChatMessage, ChatThread, PreEvalAttempt, Sample, User
+from annotations.models import ChatMessage, ChatThread, GenerationItem, PreEvalAttempt, Sample, User
+from annotations.models.llm import GenerationWhat
 from annotations.models.chat import MessageRole, MessageState
 from annotations.models.runs import Backend
 from annotations.services import chat as chat_service
@@ -81,6 +82,9 @@ def panel_context(sample: Sample, user: User | Any, thread_id: str = "") -> dict
         "backends": Backend.choices,
         "can_annotate": user_can(user, Capability.ANNOTATE),
         "pre_evals": list(PreEvalAttempt.objects.filter(sample=sample).select_related("run")[:5]),
+        "generations": list(GenerationItem.objects.filter(sample=sample).select_related("job")
+                            .order_by("-id")[:5]),
+        "generation_choices": GenerationWhat.choices,
         "user": user,
     }
 

@@ -112,6 +112,25 @@ def sample_post(request: HttpRequest, sample_pk: int) -> HttpResponse:
     return _back(thread)
 
 
+@require_POST
+@role_required(Capability.ANNOTATE)
+def sample_generate(request: HttpRequest, sample_pk: int) -> HttpResponse:
+    """Draft an artifact of this one sample with the LLM (the `generate` command for one item)."""
+    from annotations.jobs.llm import QueueUnavailable
+    from annotations.services import generation
+
+    user = request_user(request)
+    sample = get_sample_for_user(user, sample_pk, Capability.ANNOTATE)
+    what = request.POST.get("what", "")
+    try:
+        generation.generation_job_create(what=what, samples=[sample], user=user, concurrency=1, force=True,
+                                         selection={"task_ids": [sample.task_id], "from": "sample page"})
+    except (generation.GenerationError, QueueUnavailable) as exc:
+        return error_page(request, str(exc), status=400)
+    flash.success(request, "Generation queued; its revisions appear here when it finishes.")
+    return redirect(f"{reverse('samples:detail', args=[sample.pk])}#chat")
+
+
 @require_GET
 @role_required(Capability.READ)
 def thread_messages(request: HttpRequest, pk: int) -> HttpResponse:
@@ -331,6 +350,7 @@ urlpatterns = [
     path("sample/<int:sample_pk>/", panel, name="panel"),
     path("sample/<int:sample_pk>/threads/new/", thread_new, name="thread_new"),
     path("sample/<int:sample_pk>/post/", sample_post, name="sample_post"),
+    path("sample/<int:sample_pk>/generate/", sample_generate, name="generate"),
     path("thread/<int:pk>/messages/", thread_messages, name="thread_messages"),
     path("thread/<int:pk>/post/", message_post, name="post"),
     path("thread/<int:pk>/run/", thread_run, name="run"),

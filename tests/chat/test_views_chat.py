@@ -42,6 +42,7 @@ def _urls(sample: Sample, thread: ChatThread, reply: ChatMessage) -> list[tuple[
         ("get", reverse("chat:panel", args=[sample.pk])),
         ("post", reverse("chat:thread_new", args=[sample.pk])),
         ("post", reverse("chat:sample_post", args=[sample.pk])),
+        ("post", reverse("chat:generate", args=[sample.pk])),
         ("get", reverse("chat:thread_messages", args=[thread.pk])),
         ("post", reverse("chat:post", args=[thread.pk])),
         ("post", reverse("chat:run", args=[thread.pk])),
@@ -313,3 +314,23 @@ def test_first_message_without_llm_creates_nothing(annotator_client: Client, sam
     resp = annotator_client.post(reverse("chat:sample_post", args=[sample.pk]), {"content": "hello"}, follow=True)
     assert "set LLM_BASE_URL and LLM_MODEL" in resp.content.decode()
     assert not ChatThread.objects.filter(sample=sample).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_generate_from_the_sample_page(annotator_client: Client, sample, llm_settings: FakeOpenAI,
+                                       drain_queues) -> None:
+    llm_settings.reply("Add two vectors `x` and `y` of n floats into `out`.")
+    resp = annotator_client.post(reverse("chat:generate", args=[sample.pk]), {"what": "instruction"})
+    assert resp.status_code == 302
+    drain_queues("default")
+    rev = Revision.objects.filter(sample=sample, kind="instruction").order_by("-seq").first()
+    assert rev is not None and rev.origin == "generated" and rev.content.startswith("Add two vectors")
+    html = annotator_client.get(reverse("samples:detail", args=[sample.pk])).content.decode()
+    assert "Instruction · " in html and ">Done<" in html
+
+
+def test_generate_bad_choice_and_no_llm(annotator_client: Client, sample, no_llm) -> None:
+    resp = annotator_client.post(reverse("chat:generate", args=[sample.pk]), {"what": "poem"})
+    assert resp.status_code == 400 and "Unknown generation &#x27;poem&#x27;; choose one of" in resp.content.decode()
+    resp = annotator_client.post(reverse("chat:generate", args=[sample.pk]), {"what": "hip"})
+    assert resp.status_code == 400 and "set LLM_BASE_URL and LLM_MODEL" in resp.content.decode()
