@@ -15,8 +15,8 @@ from django.urls import reverse
 from annotations.access import Capability, user_can
 from annotations.highlight import highlight_code
 from annotations.models import ChatMessage, ChatThread, GenerationItem, PreEvalAttempt, Sample, User
-from annotations.models.llm import GenerationWhat
 from annotations.models.chat import MessageRole, MessageState
+from annotations.models.llm import GenerationWhat
 from annotations.models.runs import Backend
 from annotations.services import chat as chat_service
 from pipeline.llm import codeblocks
