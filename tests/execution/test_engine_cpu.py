@@ -126,7 +126,10 @@ def test_infinite_loop_times_out_and_leaves_no_process_behind(cache_root: str) -
         f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', '{marker}'])\n"
         "while True:\n    pass\n"
     )
+    # Golden outputs first (cached), so the short limit below only ever meets the looping candidate.
+    assert verify(_spec(ADD_REFERENCE), cache_root=cache_root).status == "passed"
     result = verify(_spec(candidate_with(prelude), limits=Limits(timeout_s=4)), cache_root=cache_root)
+    assert result.timings["reference_cached"] is True
     assert result.status == "timeout"
     assert "timed out after 4 s" in result.message
     assert _processes_with(marker) == []
