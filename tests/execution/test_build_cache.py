@@ -118,3 +118,25 @@ def test_the_light_header_fallback_triggers_only_on_missing_torch_declarations()
     assert needs_full_header("source.cpp:5:12: error: 'nn' is not a member of 'torch'")
     assert not needs_full_header("source.cpp:3:39: error: 'y' was not declared in this scope")
     assert not needs_full_header('source.cu(7): error: identifier "undefined_symbol" is undefined')
+
+
+def test_compiler_command_lines_per_backend() -> None:
+    """No AMD GPU here: at least the ROCm and CUDA command lines are what cpp_extension would run."""
+    from pipeline.execution.build import COMPAT_DIR, LIGHT_DIR, compiler_argv
+
+    info = {"include_paths": ["/t/include"], "library_paths": ["/t/lib"], "python_include": "/py",
+            "cxx11_abi": 1, "arch": "gfx942:sramecc+:xnack-", "capability": "9.0",
+            "hipcc_common_flags": ["-D__HIP_NO_HALF_OPERATORS__=1"], "nvcc_common_flags": ["--expt-relaxed-constexpr"]}
+    cc, rocm = compiler_argv(language="hip", backend="rocm", info=info, name="ks_x", src="s.hip", out="x.so",
+                             compile_only=False, light=True)
+    assert cc == "hipcc"
+    assert "--offload-arch=gfx942" in rocm and "-D__HIP_PLATFORM_AMD__=1" in rocm
+    assert f"-I{COMPAT_DIR}" not in rocm  # the real HIP headers on ROCm, never our CUDA mapping
+    assert rocm.index(f"-I{LIGHT_DIR}") < rocm.index("-I/t/include")
+    assert {"-lc10_hip", "-ltorch_hip", "-lamdhip64", "-DTORCH_EXTENSION_NAME=ks_x"} <= set(rocm)
+    cc, cuda = compiler_argv(language="hip", backend="cuda", info=info, name="ks_x", src="s.cu", out="x.so",
+                             compile_only=False)
+    assert cc == "nvcc"
+    assert f"-I{COMPAT_DIR}" in cuda and "-gencode=arch=compute_90,code=sm_90" in cuda
+    assert {"--cudart", "shared", "-lc10_cuda", "-ltorch_cuda"} <= set(cuda)
+    assert f"-I{LIGHT_DIR}" not in cuda
