@@ -201,6 +201,15 @@ class KindHistory:
     kind: str
     label: str
     revisions: list[Revision]
+    # Revisions left out between the first few and the newest (the full list is on the history page).
+    omitted: int = 0
+    omitted_after: int = 0
+
+
+# A long fix history (agents leave hundreds) shows its start and its newest stretch;
+# rendering every row made the sample page of a 300-revision sample miss its budget.
+WORKSPACE_HEAD = 3
+WORKSPACE_TAIL = 25
 
 
 def workspace_history(sample: Sample) -> list[KindHistory]:
@@ -215,7 +224,13 @@ def workspace_history(sample: Sample) -> list[KindHistory]:
         if kind in seen or kind not in by_kind:
             continue
         seen.add(kind)
-        out.append(KindHistory(kind, RevisionKind(kind).label, by_kind[kind]))
+        revisions = by_kind[kind]
+        if len(revisions) > WORKSPACE_HEAD + WORKSPACE_TAIL:
+            omitted = len(revisions) - WORKSPACE_HEAD - WORKSPACE_TAIL
+            shown = revisions[:WORKSPACE_HEAD] + revisions[-WORKSPACE_TAIL:]
+            out.append(KindHistory(kind, RevisionKind(kind).label, shown, omitted, WORKSPACE_HEAD))
+        else:
+            out.append(KindHistory(kind, RevisionKind(kind).label, revisions))
     return out
 
 

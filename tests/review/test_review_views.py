@@ -298,6 +298,19 @@ class TestSamplePage:
         assert "the mask was missing" in workspace and "max abs diff 3.2" in workspace
         assert 'id="review"' in page and "Submit for review" not in page  # already in review
 
+    def test_a_long_fix_history_shows_its_start_and_newest_stretch(self, sample, annotator, annotator_client):
+        from annotations.selectors.reviews import WORKSPACE_HEAD, WORKSPACE_TAIL
+
+        existing = sample.revisions.filter(kind="candidate").count()
+        total = WORKSPACE_HEAD + WORKSPACE_TAIL + 10
+        for i in range(total - existing):
+            add_revision(sample, "candidate", f"// fix {i}", author=annotator, origin="manual_edit")
+        page = annotator_client.get(reverse("samples:detail", args=[sample.pk])).content.decode()
+        workspace = page.split('id="workspace"')[1].split("</section>")[0]
+        assert "… 10 more" in workspace
+        assert reverse("samples:history", args=[sample.pk, "candidate"]) in workspace
+        assert f"#{total}<" in workspace and "#1<" in workspace and f"#{WORKSPACE_HEAD + 1}<" not in workspace
+
     def test_submit_and_comment_from_the_sample_page(self, annotator, annotator_client):
         sample = reviewable_sample("page/x", author=annotator)
         page = annotator_client.get(reverse("samples:detail", args=[sample.pk])).content.decode()
