@@ -24,12 +24,14 @@ from annotations.models import Role, Sample, User
 class Capability(enum.Enum):
     READ = "read"
     ANNOTATE = "annotate"
+    # Bringing new samples in (imports, kernel extraction): annotators' and maintainers' work.
+    INGEST = "ingest"
     REVIEW = "review"
     MAINTAIN = "maintain"
 
 
 ROLE_CAPABILITIES: dict[str, frozenset[Capability]] = {
-    Role.ANNOTATOR: frozenset({Capability.READ, Capability.ANNOTATE}),
+    Role.ANNOTATOR: frozenset({Capability.READ, Capability.ANNOTATE, Capability.INGEST}),
     Role.REVIEWER: frozenset({Capability.READ, Capability.ANNOTATE, Capability.REVIEW}),
     Role.MAINTAINER: frozenset(Capability),
 }

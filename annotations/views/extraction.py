@@ -40,12 +40,12 @@ PAGE_SIZE = 100
 
 
 def get_extraction_for_user(user: User, pk: int) -> KernelExtraction:
-    check_capability(user, Capability.ANNOTATE)
+    check_capability(user, Capability.INGEST)
     return get_object_or_404(KernelExtraction, pk=pk)
 
 
 def get_extracted_kernel_for_user(user: User, extraction: KernelExtraction, pk: int) -> ExtractedKernel:
-    check_capability(user, Capability.ANNOTATE)
+    check_capability(user, Capability.INGEST)
     return get_object_or_404(ExtractedKernel, pk=pk, extraction=extraction)
 
 
@@ -58,7 +58,7 @@ def _options_from(request: HttpRequest) -> dict[str, Any]:
 
 
 @require_GET
-@role_required(Capability.ANNOTATE)
+@role_required(Capability.INGEST)
 def extraction_list(request: HttpRequest) -> HttpResponse:
     user = request_user(request)
     runs = KernelExtraction.objects.select_related("created_by").order_by("-created_at")[:50]
@@ -74,7 +74,7 @@ def extraction_list(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
-@role_required(Capability.ANNOTATE)
+@role_required(Capability.INGEST)
 def extraction_upload(request: HttpRequest) -> HttpResponse:
     user = request_user(request)
     upload = request.FILES.get("archive")
@@ -139,7 +139,7 @@ def _filtered(run: KernelExtraction, params: Any) -> tuple[QuerySet[ExtractedKer
 
 
 @require_GET
-@role_required(Capability.ANNOTATE)
+@role_required(Capability.INGEST)
 def extraction_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_extraction_for_user(request_user(request), pk)
     if not run.finished:
@@ -165,7 +165,7 @@ def extraction_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_GET
-@role_required(Capability.ANNOTATE)
+@role_required(Capability.INGEST)
 def extraction_kernel(request: HttpRequest, pk: int, kernel_pk: int) -> HttpResponse:
     user = request_user(request)
     run = get_extraction_for_user(user, pk)
@@ -187,7 +187,7 @@ def extraction_kernel(request: HttpRequest, pk: int, kernel_pk: int) -> HttpResp
 
 
 @require_POST
-@role_required(Capability.ANNOTATE)
+@role_required(Capability.INGEST)
 def extraction_import(request: HttpRequest, pk: int) -> HttpResponse:
     user = request_user(request)
     run = get_extraction_for_user(user, pk)

@@ -10,7 +10,6 @@ import uuid
 from pathlib import Path
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
@@ -18,15 +17,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
 from django.views.decorators.http import require_GET, require_POST
 
-from annotations.access import Capability, request_user, role_required
-from annotations.models import ImportBatch, Role, User
+from annotations.access import Capability, check_capability, request_user, role_required
+from annotations.models import ImportBatch, User
 from annotations.models.ingest import JobState
 from annotations.services.imports import import_batch_create
 from annotations.views.common import error_page
 from pipeline.importers import available_formats
 
 app_name = "imports"
-IMPORTER_ROLES = frozenset({Role.ANNOTATOR, Role.MAINTAINER})
 RECENT = 30
 # Errors sent per poll: a file with 100,000 bad lines streams them in pieces.
 ERRORS_PER_POLL = 500
@@ -35,13 +33,8 @@ DETAIL_ERRORS = 1000
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._+-]+")
 
 
-def _check_importer(user: User) -> None:
-    if user.role not in IMPORTER_ROLES:
-        raise PermissionDenied("Only annotators and maintainers import samples.")
-
-
 def get_batch_for_user(user: User, pk: int) -> ImportBatch:
-    _check_importer(user)
+    check_capability(user, Capability.INGEST)
     return get_object_or_404(ImportBatch.objects.select_related("created_by"), pk=pk)
 
 
@@ -50,9 +43,8 @@ def _formats() -> list[tuple[str, str]]:
 
 
 @require_GET
-@role_required(Capability.ANNOTATE)
+@role_required(Capability.INGEST)
 def import_list(request: HttpRequest) -> HttpResponse:
-    _check_importer(request_user(request))
     batches = ImportBatch.objects.select_related("created_by").order_by("-created_at")[:RECENT]
     return render(request, "imports/list.html", {"batches": batches, "formats": _formats(), "form_error": ""})
 
@@ -87,10 +79,10 @@ def _store_uploads(files: list[UploadedFile]) -> tuple[Path, str]:
 
 
 @require_POST
-@role_required(Capability.ANNOTATE)
+@role_required(Capability.INGEST)
 def import_upload(request: HttpRequest) -> HttpResponse:
     user = request_user(request)
-    _check_importer(user)
+    check_capability(user, Capability.INGEST)
     files = request.FILES.getlist("files")
     format_name = request.POST.get("format", "")
     known = {name for name, _ in _formats()}
@@ -118,7 +110,7 @@ def import_upload(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
-@role_required(Capability.ANNOTATE)
+@role_required(Capability.INGEST)
 def import_detail(request: HttpRequest, pk: int) -> HttpResponse:
     batch = get_batch_for_user(request_user(request), pk)
     shown = batch.errors[:DETAIL_ERRORS]
@@ -136,7 +128,7 @@ def _status_context(batch: ImportBatch) -> dict[str, object]:
 
 
 @require_GET
-@role_required(Capability.ANNOTATE)
+@role_required(Capability.INGEST)
 def import_progress(request: HttpRequest, pk: int) -> HttpResponse:
     """The status fragment plus the error rows after `cursor` (an index into the batch's errors).
 

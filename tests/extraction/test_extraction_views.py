@@ -70,16 +70,23 @@ class TestAccess:
             assert response.status_code == 403
         assert KernelExtraction.objects.count() == 0
 
-    def test_every_role_may_read_and_import(
+    def test_annotators_and_maintainers_may_read_and_import(
         self,
         annotator_client: Client,
-        reviewer_client: Client,
         maintainer_client: Client,
         done_run: KernelExtraction,
     ) -> None:
-        for client in (annotator_client, reviewer_client, maintainer_client):
+        for client in (annotator_client, maintainer_client):
             for name in ("list", "detail", "kernel"):
                 assert client.get(urls(done_run)[name]).status_code == 200
+
+    def test_reviewers_do_not_ingest(self, reviewer_client: Client, done_run: KernelExtraction) -> None:
+        """Bringing samples in is annotators' and maintainers' work (design.md "Who uses it")."""
+        before = KernelExtraction.objects.count()
+        for name, url in urls(done_run).items():
+            response = reviewer_client.post(url) if name in ("upload", "import") else reviewer_client.get(url)
+            assert response.status_code == 403, name
+        assert KernelExtraction.objects.count() == before
 
     def test_wrong_methods(self, annotator_client: Client, done_run: KernelExtraction) -> None:
         assert annotator_client.get(reverse("extraction:upload")).status_code == 405
