@@ -294,6 +294,8 @@ def run(*, host: str, port: int, load_demo: bool, env: dict[str, str]) -> int:
         if load_demo:
             manage(env, "load_demo", "--users")
         supervisor.start("worker-default", [sys.executable, "manage.py", "rqworker", "default"], env)
+        # Nobody may be looking at a page when a worker dies: the sweeper marks its run lost and retries it.
+        supervisor.start("runs-sweep", [sys.executable, "manage.py", "runs_sweep", "--every", "30", "--quiet"], env)
         # Untrusted code runs on `cpu`: its worker is the GPU hosts' one (no Django), started without
         # database credentials or keys, so a sample's test has nothing to steal.
         supervisor.start("worker-cpu", [sys.executable, "-m", "pipeline.worker", "--queues", "cpu"],

@@ -178,10 +178,12 @@ def test_runs_sweep_command_marks_a_silent_run_lost(rq_settings: str, add_sample
 
     run = service.run_request(sample=add_sample, backend="cpu", user=annotator)
     redis.Redis.from_url(rq_settings).hset(keys.state(run.pk), mapping={"status": "running", "attempt": 1})
-    call_command("runs_sweep")
+    call_command("runs_sweep", "--quiet")
     assert "checked=1 finished=0 lost=1" in capsys.readouterr().out
     run.refresh_from_db()
     assert run.status == RunStatus.LOST
+    call_command("runs_sweep", "--quiet")  # nothing new: the sweeper's log stays quiet
+    assert capsys.readouterr().out == ""
 
 
 @pytest.mark.django_db(transaction=True)

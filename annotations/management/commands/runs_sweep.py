@@ -21,12 +21,14 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--every", type=float, default=0, help="repeat every N seconds (0: once)")
+        parser.add_argument("--quiet", action="store_true", help="print only sweeps that found something")
 
     def handle(self, *args: Any, **opts: Any) -> None:
         while True:
             counts = run_sweep()
-            self.stdout.write(f"runs_sweep: checked={counts['checked']} finished={counts['finished']} "
-                              f"lost={counts['lost']}")
+            if not (opts["quiet"] and counts["finished"] == 0 and counts["lost"] == 0):
+                self.stdout.write(f"runs_sweep: checked={counts['checked']} finished={counts['finished']} "
+                                  f"lost={counts['lost']}")
             if not opts["every"]:
                 return
             time.sleep(opts["every"])
