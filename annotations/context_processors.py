@@ -11,7 +11,7 @@ from annotations.access import Capability, user_can
 NAV_ITEMS = [
     ("Samples", "samples:list", Capability.READ),
     ("Review", "review:queue", Capability.READ),
-    ("Runs", "runs:batches", Capability.ANNOTATE),
+    ("Verify batch", "runs:batch_create", Capability.MAINTAIN),
     ("Import", "imports:list", Capability.INGEST),
     ("Extract", "extraction:list", Capability.INGEST),
     ("Exports", "exports:list", Capability.MAINTAIN),
@@ -32,4 +32,6 @@ def navigation(request: HttpRequest) -> dict[str, Any]:
             except NoReverseMatch:
                 continue
             items.append({"label": label, "url": url, "active": request.path.startswith(url) and url != "/"})
-    return {"nav_items": items}
+    # What the user may do, for templates that offer an action only to those who can take it.
+    can = {c.value: bool(user is not None and user_can(user, c)) for c in Capability}
+    return {"nav_items": items, "can": can}

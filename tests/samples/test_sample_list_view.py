@@ -97,3 +97,9 @@ def test_task_ids_and_tags_are_escaped(annotator_client, db):  # type: ignore[no
     assert b"<script>alert(1)</script>" not in body
     assert b"&lt;script&gt;" in body
     assert b"<img src=x" not in body
+
+
+def test_maintainers_get_a_batch_verification_link_for_the_source(maintainer_client, annotator_client, samples):  # type: ignore[no-untyped-def]
+    body = maintainer_client.get(URL, {"source": "geak-rocm"}).content.decode()
+    assert "/runs/batches/new/?source=geak-rocm" in body
+    assert "/runs/batches/new/" not in annotator_client.get(URL).content.decode()
