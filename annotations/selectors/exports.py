@@ -94,20 +94,23 @@ def _choice(data: Mapping[str, Any], key: str, choices: list[str]) -> str:
     return value
 
 
+# The filter names the form, the command line and the parser share.
+FILTER_FIELDS = (
+    "tags",
+    "language",
+    "target",
+    "backend",
+    "difficulty_min",
+    "difficulty_max",
+    "min_reviewers",
+    "approved_since",
+    "approved_until",
+)
+
+
 def parse_export_filters(data: Mapping[str, Any]) -> ExportFilters:
     """From form or command-line values (strings; tags comma-separated or a list)."""
-    known = {
-        "tags",
-        "language",
-        "target",
-        "backend",
-        "difficulty_min",
-        "difficulty_max",
-        "min_reviewers",
-        "approved_since",
-        "approved_until",
-    }
-    unknown = sorted(set(data) - known)
+    unknown = sorted(set(data) - set(FILTER_FIELDS))
     if unknown:
         raise InvalidFilters(f"unknown filter(s): {', '.join(unknown)}")
     raw_tags = data.get("tags") or []

@@ -19,21 +19,11 @@ from annotations.models import ExportSnapshot, User
 from annotations.models.ingest import JobState
 from annotations.models.runs import Backend
 from annotations.models.samples import Language
+from annotations.selectors.exports import FILTER_FIELDS
 from annotations.services.exports import ExportRequestError, export_create
 from annotations.views.common import is_fragment_request
 from pipeline.export.writer import LAYOUTS, MANIFEST
 
-FILTER_FIELDS = (
-    "tags",
-    "language",
-    "target",
-    "backend",
-    "difficulty_min",
-    "difficulty_max",
-    "min_reviewers",
-    "approved_since",
-    "approved_until",
-)
 LIST_LIMIT = 100
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from annotations.selectors.exports import FILTER_FIELDS
 from annotations.services.exports import ExportRequestError, export_to_directory
 from pipeline.export.writer import LAYOUTS
 
@@ -42,21 +43,7 @@ class Command(BaseCommand):
         parser.add_argument("--approved-until", default="", help="YYYY-MM-DD (UTC, inclusive)")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        filters = {
-            key: options[key]
-            for key in (
-                "tags",
-                "language",
-                "target",
-                "backend",
-                "difficulty_min",
-                "difficulty_max",
-                "min_reviewers",
-                "approved_since",
-                "approved_until",
-            )
-            if options[key]
-        }
+        filters = {key: options[key] for key in FILTER_FIELDS if options[key]}
         try:
             result = export_to_directory(
                 out_dir=options["out"], filters=filters, layouts=options["layout"], name=options["name"]
