@@ -62,10 +62,13 @@ def sample_detail(request: HttpRequest, pk: int) -> HttpResponse:
                 "html": highlight_code(rev.content, rev.language, cache_key=rev.sha256) if rev else None,
             }
         )
+    # Open on the first artifact that exists rather than on an empty tab.
+    active_kind = next((a["kind"] for a in artifacts if a["revision"] is not None), "")
     return render(
         request,
         "samples/detail.html",
-        {"sample": sample, "artifacts": artifacts, "tags": list(sample.tags.values_list("name", flat=True))},
+        {"sample": sample, "artifacts": artifacts, "active_kind": active_kind,
+         "tags": list(sample.tags.values_list("name", flat=True))},
     )
 
 

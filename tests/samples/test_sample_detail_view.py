@@ -69,3 +69,10 @@ def test_imported_runs_are_shown_apart(annotator_client, sample):  # type: ignor
                        message="imported failure")
     body = annotator_client.get(f"/samples/{sample.pk}/").content.decode()
     assert "Imported runs" in body and "imported failure" in body
+
+
+def test_opens_on_the_first_artifact_that_exists(annotator_client, db):  # type: ignore[no-untyped-def]
+    s = make_sample("tabs/1", kinds={"reference": "x = 1"})
+    body = annotator_client.get(f"/samples/{s.pk}/").content.decode()
+    assert 'class="tab active" data-tab="art-reference"' in body
+    assert 'class="tabpanel active" id="art-reference"' in body
