@@ -17,7 +17,8 @@ END;
 POSTGRES_TRIGGER = """
 CREATE OR REPLACE FUNCTION annotations_revision_no_update() RETURNS trigger AS $$
 BEGIN
-    RAISE EXCEPTION 'revisions are immutable';
+    -- SQLSTATE 23000 so drivers report it as an integrity error, like SQLite's ABORT.
+    RAISE EXCEPTION 'revisions are immutable' USING ERRCODE = 'integrity_constraint_violation';
 END;
 $$ LANGUAGE plpgsql;
 DROP TRIGGER IF EXISTS revision_no_update ON annotations_revision;
