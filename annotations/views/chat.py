@@ -166,6 +166,13 @@ def message_post(request: HttpRequest, pk: int) -> HttpResponse:
     return _back(thread)
 
 
+def _whole_thread(request: HttpRequest, thread: ChatThread) -> HttpResponse:
+    """After an edit or a regenerate the earlier messages are superseded: send the whole thread again."""
+    if is_fragment_request(request):
+        return _messages_fragment(request, list(thread.messages.order_by("created_at", "id")), thread)
+    return _back(thread)
+
+
 @require_POST
 @role_required(Capability.ANNOTATE)
 def message_edit(request: HttpRequest, pk: int) -> HttpResponse:
@@ -179,10 +186,7 @@ def message_edit(request: HttpRequest, pk: int) -> HttpResponse:
                                                       exclude=_exclude(request))
     except chat_service.ChatError as exc:
         return _fail(request, old.thread, str(exc))
-    if is_fragment_request(request):
-        # The whole thread: the edited message and its replies are now superseded.
-        return _messages_fragment(request, list(old.thread.messages.order_by("created_at", "id")), old.thread)
-    return _back(old.thread)
+    return _whole_thread(request, old.thread)
 
 
 @require_POST
@@ -194,9 +198,7 @@ def message_regenerate(request: HttpRequest, pk: int) -> HttpResponse:
         chat_service.message_regenerate(message=old, user=user)
     except chat_service.ChatError as exc:
         return _fail(request, old.thread, str(exc))
-    if is_fragment_request(request):
-        return _messages_fragment(request, list(old.thread.messages.order_by("created_at", "id")), old.thread)
-    return _back(old.thread)
+    return _whole_thread(request, old.thread)
 
 
 @require_POST
