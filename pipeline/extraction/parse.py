@@ -713,23 +713,30 @@ def _matching_angle(tokens: list[str], open_index: int) -> int:
     return len(tokens)
 
 
-def _split_top_level(text: str) -> list[str]:
-    """Split a comma-separated argument list at depth 0 of (), [], {} and <>."""
+def _split_at_depth_zero(text: str, opening: str, closing: str) -> list[str]:
+    """Split at commas outside the given brackets; every part is kept, the last one too."""
     parts: list[str] = []
     depth = 0
     cur: list[str] = []
     for ch in text:
-        if ch in "([{<":
+        if ch in opening:
             depth += 1
-        elif ch in ")]}>":
+        elif ch in closing:
             depth -= 1
         if ch == "," and depth == 0:
             parts.append("".join(cur))
             cur = []
         else:
             cur.append(ch)
-    if "".join(cur).strip():
-        parts.append("".join(cur))
+    parts.append("".join(cur))
+    return parts
+
+
+def _split_top_level(text: str) -> list[str]:
+    """Split a comma-separated argument list at depth 0 of (), [], {} and <>."""
+    parts = _split_at_depth_zero(text, "([{<", ")]}>")
+    if not parts[-1].strip():
+        parts.pop()
     return [" ".join(p.split()).replace(" :: ", "::").replace(" *", "*") for p in parts]
 
 
@@ -754,21 +761,7 @@ def _split_launch_config(text: str) -> list[str] | None:
 
 def _split_commas(text: str) -> list[str]:
     """Split at commas outside (), [] and {} (template angles are rare in launch configs)."""
-    parts: list[str] = []
-    depth = 0
-    cur: list[str] = []
-    for ch in text:
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-    parts.append("".join(cur))
-    return [" ".join(p.split()) for p in parts]
+    return [" ".join(p.split()) for p in _split_at_depth_zero(text, "([{", ")]}")]
 
 
 def _template_args(spec: ci.Cursor) -> list[str]:
