@@ -123,6 +123,20 @@ def _target(report: UnpackReport, member: str) -> Path | None:
     return target
 
 
+def _admit(report: UnpackReport, member: str) -> Path | None:
+    """Where a regular archive member goes, or None (and why, in the report) when it is skipped."""
+    if not is_source(member):
+        report.skipped.append((member, "not a CUDA/HIP/C++ source"))
+        return None
+    target = _target(report, member)
+    if target is None:
+        return None
+    if target.exists():
+        report.skipped.append((member, "duplicate member"))
+        return None
+    return target
+
+
 def _copy(src, target: Path, member: str, budget: _Budget) -> None:  # type: ignore[no-untyped-def]
     target.parent.mkdir(parents=True, exist_ok=True)
     budget.open_file(member)
@@ -150,14 +164,8 @@ def _unpack_zip(archive: Path, report: UnpackReport, limits: ArchiveLimits) -> N
             if mode and not stat.S_ISREG(mode):
                 report.skipped.append((member, "not a regular file (link or device)"))
                 continue
-            if not is_source(member):
-                report.skipped.append((member, "not a CUDA/HIP/C++ source"))
-                continue
-            target = _target(report, member)
+            target = _admit(report, member)
             if target is None:
-                continue
-            if target.exists():
-                report.skipped.append((member, "duplicate member"))
                 continue
             with zf.open(info) as src:
                 _copy(src, target, member, budget)
@@ -174,14 +182,8 @@ def _unpack_tar(archive: Path, report: UnpackReport, limits: ArchiveLimits) -> N
             if not info.isreg():
                 report.skipped.append((member, "not a regular file (link or device)"))
                 continue
-            if not is_source(member):
-                report.skipped.append((member, "not a CUDA/HIP/C++ source"))
-                continue
-            target = _target(report, member)
+            target = _admit(report, member)
             if target is None:
-                continue
-            if target.exists():
-                report.skipped.append((member, "duplicate member"))
                 continue
             src = tf.extractfile(info)
             if src is None:
